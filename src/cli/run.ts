@@ -1,0 +1,93 @@
+// The top level: parse, import the one command module needed, run it, print, map errors to exit codes.
+// Only this function decides an exit code; it never calls process.exit, so output is flushed first.
+
+import { outputJson } from '../core/canonical/json.js';
+import { toAgentscmError, EXIT_CODES, type AgentscmError } from '../core/errors.js';
+import { renderHelp } from './help.js';
+import { parseArgv } from './parse.js';
+import type { CommandContext, CommandResult, CommandSpec, ErrorPolicy, GroupSpec } from './types.js';
+
+export interface Program {
+  readonly name: 'agentscm' | 'tree-ring';
+  /** What --version prints, without a trailing newline. */
+  readonly versionLine: string;
+  readonly version: string;
+  readonly commands: readonly CommandSpec[];
+  readonly groups: readonly GroupSpec[];
+  /** Policy for usage errors that happen before a command is resolved. */
+  readonly defaultErrorPolicy: ErrorPolicy;
+}
+
+export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
+  let policy: ErrorPolicy = program.defaultErrorPolicy;
+  let json = argv.includes('--json');
+  try {
+    const parsed = parseArgv(argv, program.commands, program.groups);
+    if (parsed.kind === 'version') {
+      ctx.stdout.write(program.versionLine + '\n');
+      return 0;
+    }
+    if (parsed.kind === 'help') {
+      ctx.stdout.write(renderHelp(program.name, program.commands, program.groups, parsed.path, program.version));
+      return 0;
+    }
+    const { spec, inv } = parsed;
+    policy = spec.errorPolicy ?? program.defaultErrorPolicy;
+    json = inv.json;
+    const mod = await spec.load();
+    const result = await mod.run(ctx, inv);
+    writeResult(ctx, result, inv.json);
+    return result.exitCode ?? 0;
+  } catch (e) {
+    const err = toAgentscmError(e);
+    return reportError(ctx, program.name, err, policy, json);
+  }
+}
+
+function writeResult(ctx: CommandContext, result: CommandResult, json: boolean): void {
+  if (result.raw !== undefined) {
+    ctx.stdout.write(result.raw);
+    return;
+  }
+  if (json) {
+    ctx.stdout.write(outputJson(result.data ?? null) + '\n');
+    return;
+  }
+  if (result.text !== undefined) {
+    ctx.stdout.write(result.text.endsWith('\n') || result.text === '' ? result.text : result.text + '\n');
+    return;
+  }
+  if (result.data !== undefined) ctx.stdout.write(renderPlain(result.data));
+}
+
+/** Default human rendering: "key: value" lines, nested values as compact JSON. */
+export function renderPlain(data: unknown): string {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return outputJson(data) + '\n';
+  return (
+    Object.entries(data as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : outputJson(v)}`)
+      .join('\n') + '\n'
+  );
+}
+
+function reportError(ctx: CommandContext, name: string, err: AgentscmError, policy: ErrorPolicy, json: boolean): number {
+  const oneLine = err.message.replace(/[\r\n]+/g, ' ');
+  if (policy === 'tree-ring') {
+    ctx.stderr.write(`error: ${oneLine}\n`);
+    return 2;
+  }
+  if (policy === 'hook') {
+    // Hook modules report their own categories; anything that escapes is a non-blocking failure.
+    ctx.stderr.write(`${name}: hook error: ${err.kind === 'INTERNAL' ? 'internal error' : err.code.toLowerCase()}\n`);
+    return 1;
+  }
+  ctx.stderr.write(`${name}: error: ${oneLine}\n`);
+  if (err.kind === 'INTERNAL' && process.env.AGENTSCM_DEBUG === '1' && err.cause instanceof Error) ctx.stderr.write(`${err.cause.stack}\n`);
+  if (json) {
+    const doc: Record<string, unknown> = { error: { kind: err.kind, code: err.code, message: oneLine, exit_code: err.exitCode } };
+    if (err.detail) (doc.error as Record<string, unknown>).detail = err.detail;
+    ctx.stdout.write(outputJson(doc) + '\n');
+  }
+  return err.exitCode || EXIT_CODES.INTERNAL;
+}

@@ -1,0 +1,33 @@
+// Small typed accessors for parsed options. The parser already enforced presence of required options;
+// these turn the raw values into typed ones with USAGE errors for malformed values. Commands with
+// richer option sets validate with one zod schema instead.
+
+import { usageError } from '../core/errors.js';
+import type { Invocation } from '../cli/types.js';
+
+export function stringOpt(inv: Invocation, flag: string): string {
+  const v = inv.opts[flag];
+  if (typeof v !== 'string' || v === '') throw usageError(`--${flag} needs a non-empty value`);
+  return v;
+}
+
+export function optionalStringOpt(inv: Invocation, flag: string): string | undefined {
+  const v = inv.opts[flag];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v === '') throw usageError(`--${flag} needs a non-empty value`);
+  return v;
+}
+
+export function boolOpt(inv: Invocation, flag: string): boolean {
+  return inv.opts[flag] === true;
+}
+
+/** A positive safe integer option (e.g. --lease-ms). */
+export function intOpt(inv: Invocation, flag: string, min = 1, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = inv.opts[flag];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^[0-9]+$/.test(v)) throw usageError(`--${flag} must be a whole number`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw usageError(`--${flag} must be between ${min} and ${max}`);
+  return n;
+}

@@ -1,0 +1,364 @@
+// Strict JSON decoding and serde_json-compatible compact encoding.
+//
+// Decoding is stricter than JSON.parse: duplicate keys, lone surrogates, invalid UTF-8, excessive depth
+// and oversized input are errors, and integer literals are kept exact (bigint beyond 2^53 - 1), so a u64
+// such as 18446744073709551615 survives a round trip. Encoding follows serde_json::to_vec: no
+// whitespace, object keys in insertion order (callers build contract structs in declared field order),
+// integers as plain digits, strings escaped exactly as serde_json does.
+
+import { badInput } from '../errors.js';
+
+export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
+
+export interface ParseOptions {
+  /** Upper bound on the UTF-8 size of the document, checked before any parsing. */
+  maxBytes: number;
+  /** Maximum nesting depth of arrays and objects. */
+  maxDepth?: number;
+  /** Names the document in error messages, e.g. "assertion file" or "Hub answer". */
+  what?: string;
+}
+
+export class JsonSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(message);
+    this.name = 'JsonSyntaxError';
+  }
+}
+
+const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Decodes bytes as strict UTF-8 (no BOM, no invalid sequences) and parses them strictly. */
+export function parseStrictJson(input: Uint8Array | string, options: ParseOptions): JsonValue {
+  const what = options.what ?? 'JSON document';
+  const size = typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.byteLength;
+  if (size > options.maxBytes) {
+    throw badInput(`${what} is ${size} bytes, over the ${options.maxBytes}-byte limit`, 'TOO_LARGE');
+  }
+  let text: string;
+  if (typeof input === 'string') {
+    text = input;
+  } else {
+    try {
+      text = utf8Decoder.decode(input);
+    } catch {
+      throw badInput(`${what} is not valid UTF-8`, 'INVALID_UTF8');
+    }
+  }
+  if (text.charCodeAt(0) === 0xfeff) throw badInput(`${what} starts with a byte-order mark`, 'INVALID_JSON');
+  try {
+    return new Parser(text, options.maxDepth ?? 64).parseDocument();
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) throw badInput(`${what} is not valid JSON: ${e.message} at offset ${e.offset}`, e.message.startsWith('duplicate key') ? 'DUPLICATE_KEY' : 'INVALID_JSON');
+    throw e;
+  }
+}
+
+class Parser {
+  private pos = 0;
+  constructor(
+    private readonly s: string,
+    private readonly maxDepth: number,
+  ) {}
+
+  parseDocument(): JsonValue {
+    this.ws();
+    const v = this.value(0);
+    this.ws();
+    if (this.pos !== this.s.length) this.fail('trailing characters');
+    return v;
+  }
+
+  private fail(message: string): never {
+    throw new JsonSyntaxError(message, this.pos);
+  }
+
+  private ws(): void {
+    const s = this.s;
+    while (this.pos < s.length) {
+      const c = s.charCodeAt(this.pos);
+      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.pos++;
+      else break;
+    }
+  }
+
+  private value(depth: number): JsonValue {
+    const c = this.s[this.pos];
+    switch (c) {
+      case '{':
+        return this.object(depth + 1);
+      case '[':
+        return this.array(depth + 1);
+      case '"':
+        return this.string();
+      case 't':
+        return this.literal('true', true);
+      case 'f':
+        return this.literal('false', false);
+      case 'n':
+        return this.literal('null', null);
+      default:
+        if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return this.number();
+        return this.fail(c === undefined ? 'unexpected end of input' : `unexpected character ${JSON.stringify(c)}`);
+    }
+  }
+
+  private literal<T extends JsonValue>(word: string, v: T): T {
+    if (this.s.startsWith(word, this.pos)) {
+      this.pos += word.length;
+      return v;
+    }
+    return this.fail('invalid literal');
+  }
+
+  private object(depth: number): JsonValue {
+    if (depth > this.maxDepth) this.fail('nesting too deep');
+    this.pos++;
+    const out: Record<string, JsonValue> = {};
+    const seen = new Set<string>();
+    this.ws();
+    if (this.s[this.pos] === '}') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      this.ws();
+      if (this.s[this.pos] !== '"') this.fail('expected a string key');
+      const keyAt = this.pos;
+      const key = this.string();
+      if (seen.has(key)) {
+        this.pos = keyAt;
+        this.fail(`duplicate key ${JSON.stringify(key)}`);
+      }
+      seen.add(key);
+      this.ws();
+      if (this.s[this.pos] !== ':') this.fail('expected ":"');
+      this.pos++;
+      this.ws();
+      const v = this.value(depth);
+      // defineProperty so that a "__proto__" key is data, never a prototype change.
+      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+      this.ws();
+      const c = this.s[this.pos];
+      if (c === ',') {
+        this.pos++;
+        continue;
+      }
+      if (c === '}') {
+        this.pos++;
+        return out;
+      }
+      this.fail('expected "," or "}"');
+    }
+  }
+
+  private array(depth: number): JsonValue {
+    if (depth > this.maxDepth) this.fail('nesting too deep');
+    this.pos++;
+    const out: JsonValue[] = [];
+    this.ws();
+    if (this.s[this.pos] === ']') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      this.ws();
+      out.push(this.value(depth));
+      this.ws();
+      const c = this.s[this.pos];
+      if (c === ',') {
+        this.pos++;
+        continue;
+      }
+      if (c === ']') {
+        this.pos++;
+        return out;
+      }
+      this.fail('expected "," or "]"');
+    }
+  }
+
+  private string(): string {
+    const s = this.s;
+    this.pos++; // opening quote
+    let out = '';
+    let chunkStart = this.pos;
+    for (;;) {
+      if (this.pos >= s.length) this.fail('unterminated string');
+      const c = s.charCodeAt(this.pos);
+      if (c === 0x22) {
+        out += s.slice(chunkStart, this.pos);
+        this.pos++;
+        break;
+      }
+      if (c < 0x20) this.fail('control character in string');
+      if (c === 0x5c) {
+        out += s.slice(chunkStart, this.pos);
+        this.pos++;
+        const e = s[this.pos];
+        this.pos++;
+        switch (e) {
+          case '"':
+            out += '"';
+            break;
+          case '\\':
+            out += '\\';
+            break;
+          case '/':
+            out += '/';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'n':
+            out += '\n';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'u': {
+            const hex = s.slice(this.pos, this.pos + 4);
+            if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('invalid \\u escape');
+            this.pos += 4;
+            out += String.fromCharCode(parseInt(hex, 16));
+            break;
+          }
+          default:
+            this.pos--;
+            this.fail('invalid escape');
+        }
+        chunkStart = this.pos;
+        continue;
+      }
+      this.pos++;
+    }
+    // Rust strings are UTF-8: a lone surrogate (raw or escaped) cannot be represented.
+    if (!out.isWellFormed()) this.fail('lone surrogate in string');
+    return out;
+  }
+
+  private number(): number | bigint {
+    const s = this.s;
+    const start = this.pos;
+    if (s[this.pos] === '-') this.pos++;
+    if (s[this.pos] === '0') {
+      this.pos++;
+    } else if (s[this.pos] !== undefined && s[this.pos]! >= '1' && s[this.pos]! <= '9') {
+      while (this.pos < s.length && s[this.pos]! >= '0' && s[this.pos]! <= '9') this.pos++;
+    } else {
+      this.fail('invalid number');
+    }
+    let integer = true;
+    if (s[this.pos] === '.') {
+      integer = false;
+      this.pos++;
+      const d = this.pos;
+      while (this.pos < s.length && s[this.pos]! >= '0' && s[this.pos]! <= '9') this.pos++;
+      if (this.pos === d) this.fail('invalid number');
+    }
+    if (s[this.pos] === 'e' || s[this.pos] === 'E') {
+      integer = false;
+      this.pos++;
+      if (s[this.pos] === '+' || s[this.pos] === '-') this.pos++;
+      const d = this.pos;
+      while (this.pos < s.length && s[this.pos]! >= '0' && s[this.pos]! <= '9') this.pos++;
+      if (this.pos === d) this.fail('invalid number');
+    }
+    const text = s.slice(start, this.pos);
+    if (!integer) {
+      const n = Number(text);
+      if (!Number.isFinite(n)) this.fail('number out of range');
+      return n;
+    }
+    const n = Number(text);
+    if (Number.isSafeInteger(n)) return n;
+    return BigInt(text);
+  }
+}
+
+/**
+ * serde_json-compatible compact encoding. Objects are written in their insertion order; integers
+ * (number or bigint) as exact digits; non-integer numbers, undefined, functions and symbols are refused,
+ * because no contract struct carries them.
+ */
+export function canonicalJson(value: JsonValue): string {
+  return encode(value, true);
+}
+
+/** The UTF-8 bytes of canonicalJson(value). */
+export function canonicalJsonBytes(value: JsonValue): Buffer {
+  return Buffer.from(canonicalJson(value), 'utf8');
+}
+
+/**
+ * Output encoding for --json documents: the same as canonicalJson, but finite non-integer numbers are
+ * allowed (tree-ring scores) and undefined object members are omitted.
+ */
+export function outputJson(value: unknown): string {
+  return encode(value as JsonValue, false);
+}
+
+function encode(v: JsonValue | undefined, strict: boolean): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return v.toString(10);
+    case 'number':
+      if (Number.isSafeInteger(v)) return String(v);
+      if (!strict && Number.isFinite(v)) return JSON.stringify(v);
+      throw new TypeError(`cannot encode number ${v} canonically`);
+    case 'string':
+      return quote(v);
+    case 'object': {
+      if (Array.isArray(v)) {
+        let out = '[';
+        for (let i = 0; i < v.length; i++) {
+          if (i > 0) out += ',';
+          out += encode(v[i], strict);
+        }
+        return out + ']';
+      }
+      let out = '{';
+      let first = true;
+      for (const key of Object.keys(v)) {
+        const member = v[key];
+        if (member === undefined) {
+          if (strict) throw new TypeError(`undefined member ${key}`);
+          continue;
+        }
+        if (!first) out += ',';
+        first = false;
+        out += quote(key) + ':' + encode(member, strict);
+      }
+      return out + '}';
+    }
+    default:
+      throw new TypeError(`cannot encode ${typeof v} as JSON`);
+  }
+}
+
+/**
+ * Quotes a string exactly as serde_json does: \" \\ \b \t \n \f \r, other C0 controls as lowercase
+ * \u00xx, everything else (including /, DEL, U+2028, U+2029, emoji) raw. ECMAScript's QuoteJSONString
+ * has the same rules for well-formed strings, so JSON.stringify is used once well-formedness is known.
+ */
+export function quote(s: string): string {
+  if (!s.isWellFormed()) throw new TypeError('string contains a lone surrogate');
+  return JSON.stringify(s);
+}
+
+/** Compares strings by their UTF-8 bytes, as Rust's str ordering does (not by UTF-16 code units). */
+export function compareUtf8(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

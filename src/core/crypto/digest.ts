@@ -1,0 +1,74 @@
+// Domain-separated SHA-256 identities. Every domain string of the project lives in DOMAINS, so that no
+// two kinds of identity can ever share a preimage: digest = SHA-256(domain || 0x00 || u64be(len) || bytes).
+
+import { createHash } from 'node:crypto';
+
+export const DOMAINS = {
+  /** Seed 000, "Observation signing bytes": the registered observation digest. */
+  observation: 'agentscm.agent-workflow-observation.v1',
+  /** Ed25519 verification key id: digest of the 32 raw public-key bytes. */
+  verificationKey: 'agentscm.verification-key.v1',
+  /** Logical task digest over the canonical task binding. */
+  task: 'agentscm.agent-workflow-task.v1',
+  /** Attempt digest over the canonical attempt binding. */
+  attempt: 'agentscm.agent-workflow-attempt.v1',
+  /** Workflow requirement digest over the canonical requirement document. */
+  requirement: 'agentscm.workflow-requirement.v1',
+  /** Compiled plan digest. */
+  plan: 'agentscm.workflow-plan.v1',
+  /** Change context digest. */
+  context: 'agentscm.change-context.v1',
+  /** Snapshot (revision) root over the canonical manifest of paths, modes and content digests. */
+  snapshot: 'agentscm.snapshot.v1',
+  /** Workspace bearer token hash, as stored by the authority. */
+  token: 'agentscm.workspace-token.v1',
+  /** Canonical mutation request digests, one domain per action. */
+  requestClaim: 'agentscm.task-request.claim.v1',
+  requestHeartbeat: 'agentscm.task-request.heartbeat.v1',
+  requestCancel: 'agentscm.task-request.cancel.v1',
+  requestReconcile: 'agentscm.task-request.reconcile.v1',
+  requestResult: 'agentscm.task-request.result.v1',
+  requestCollectorClaim: 'agentscm.task-request.collector-claim.v1',
+  requestCollectorFinalize: 'agentscm.task-request.collector-finalize.v1',
+  /** Collector transfer header, execution request and record, runtime identity. */
+  transferHeader: 'agentscm.collector-transfer-header.v1',
+  executionRequest: 'agentscm.collector-execution-request.v1',
+  executionRecord: 'agentscm.collector-execution-record.v1',
+  runtimeIdentity: 'agentscm.oci-runtime-identity.v1',
+  collectorProfile: 'agentscm.collector-profile.v1',
+  /** v2 graph receipt. */
+  receipt: 'agentscm.workflow-receipt.v2',
+} as const;
+
+export type Domain = (typeof DOMAINS)[keyof typeof DOMAINS];
+
+/** The exact preimage: ASCII domain, one NUL byte, u64 big-endian length of bytes, then the bytes. */
+export function domainPreimage(domain: Domain, bytes: Uint8Array): Buffer {
+  return Buffer.concat([domainHeader(domain, bytes.byteLength), bytes]);
+}
+
+function domainHeader(domain: Domain, length: number): Buffer {
+  const head = Buffer.alloc(domain.length + 1 + 8);
+  head.write(domain, 0, 'ascii');
+  head[domain.length] = 0;
+  head.writeBigUInt64BE(BigInt(length), domain.length + 1);
+  return head;
+}
+
+/** Domain-separated SHA-256 as raw bytes. Streams the header then the body: no copy of large inputs. */
+export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
+  return createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest();
+}
+
+/** Domain-separated SHA-256 as 64 lowercase hex characters. */
+export function domainDigest(domain: Domain, bytes: Uint8Array): string {
+  return domainDigestBytes(domain, bytes).toString('hex');
+}
+
+/** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
+export function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export const HEX64 = /^[0-9a-f]{64}$/;
+export const HEX128 = /^[0-9a-f]{128}$/;

@@ -1,0 +1,82 @@
+// The one error hierarchy of the project. Core code throws these; only the CLI top level turns them
+// into an exit code (src/cli.ts), after stdout and stderr are flushed. Codes are stable: scripts and
+// tests match on them, so never rename one.
+
+/** Error kinds, each with its exit code. The README and the man page print this table. */
+export const EXIT_CODES = {
+  OK: 0,
+  INTERNAL: 1,
+  USAGE: 2,
+  BAD_INPUT: 3,
+  AUTH_REJECTED: 4,
+  HUB_UNREACHABLE: 5,
+  HUB_MALFORMED: 6,
+  CONFLICT: 7,
+  NOT_QUALIFIED: 8,
+  LOCAL_STATE: 9,
+  VERIFY_FAILED: 10,
+  SCHEMA_MISMATCH: 11,
+  RUNTIME_UNAVAILABLE: 12,
+  NOT_FOUND: 13,
+} as const;
+
+export type ErrorKind = Exclude<keyof typeof EXIT_CODES, 'OK'>;
+
+/** One line per kind, for --help, the README and the man page. */
+export const EXIT_CODE_MEANINGS: Record<keyof typeof EXIT_CODES, string> = {
+  OK: 'success',
+  INTERNAL: 'unexpected internal error (a bug: please report it)',
+  USAGE: 'usage error: unknown command or option, missing or malformed argument',
+  BAD_INPUT: 'bad input: a file, flag value or document failed validation',
+  AUTH_REJECTED: 'the Hub rejected the credential (HTTP 401/403)',
+  HUB_UNREACHABLE: 'the Hub could not be reached or timed out',
+  HUB_MALFORMED: 'the Hub answered with something that failed strict validation',
+  CONFLICT: 'conflict: idempotency key reused with other bytes, stale fence, or refused transition',
+  NOT_QUALIFIED: 'the subject is not qualified',
+  LOCAL_STATE: 'local state error: missing, unsafe (symlink, loose permissions) or corrupt store or key',
+  VERIFY_FAILED: 'a signature or digest did not verify',
+  SCHEMA_MISMATCH: 'the Hub does not support the requested schema version',
+  RUNTIME_UNAVAILABLE: 'the container runtime is unavailable or does not match its pinned identity',
+  NOT_FOUND: 'the named object does not exist',
+};
+
+export class AgentscmError extends Error {
+  readonly kind: ErrorKind;
+  /** A stable SCREAMING_SNAKE code more precise than the kind, e.g. KEY_EXISTS. */
+  readonly code: string;
+  /** Extra machine-readable detail for --json errors. Never paths of secrets or server text. */
+  readonly detail: Record<string, unknown> | undefined;
+
+  constructor(kind: ErrorKind, code: string, message: string, detail?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AgentscmError';
+    this.kind = kind;
+    this.code = code;
+    this.detail = detail;
+  }
+
+  get exitCode(): number {
+    return EXIT_CODES[this.kind];
+  }
+}
+
+export const usageError = (message: string, code = 'USAGE'): AgentscmError => new AgentscmError('USAGE', code, message);
+export const badInput = (message: string, code = 'BAD_INPUT', detail?: Record<string, unknown>): AgentscmError =>
+  new AgentscmError('BAD_INPUT', code, message, detail);
+export const localState = (message: string, code = 'LOCAL_STATE', detail?: Record<string, unknown>): AgentscmError =>
+  new AgentscmError('LOCAL_STATE', code, message, detail);
+export const conflict = (message: string, code = 'CONFLICT', detail?: Record<string, unknown>): AgentscmError =>
+  new AgentscmError('CONFLICT', code, message, detail);
+export const notFound = (message: string, code = 'NOT_FOUND', detail?: Record<string, unknown>): AgentscmError =>
+  new AgentscmError('NOT_FOUND', code, message, detail);
+
+export function isAgentscmError(e: unknown): e is AgentscmError {
+  return e instanceof AgentscmError;
+}
+
+/** Wraps anything thrown into an AgentscmError; unknown errors become INTERNAL. */
+export function toAgentscmError(e: unknown): AgentscmError {
+  if (e instanceof AgentscmError) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  return new AgentscmError('INTERNAL', 'INTERNAL', message, undefined, { cause: e });
+}
