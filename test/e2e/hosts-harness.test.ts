@@ -118,6 +118,62 @@ function checkConversation(run: HostRun, standin: Standin, state: string): void 
   assert.equal(start.session_id, stop1.session_id);
 }
 
+describe('model stand-ins', () => {
+  it('record requests in order and turn anything unexpected into a recorded failure', async () => {
+    const a = await startAnthropicStandin({ reply: ['one', 'two'] });
+    const o = await startOpenAIStandin({ reply: (i) => `reply-${i}` });
+    try {
+      const post = (url: string, headers: Record<string, string>, body: unknown) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      const ak = { 'x-api-key': a.apiKey };
+      const ok = await post(`${a.baseUrl}/v1/messages?beta=true`, ak, { model: 'm', stream: true, messages: [] });
+      assert.equal(ok.status, 200);
+      const events = (await ok.text()).match(/^event: (\S+)$/gm)?.map((l) => l.slice(7));
+      assert.deepEqual(events, [
+        'message_start',
+        'content_block_start',
+        'content_block_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ]);
+      const plain = (await (await post(`${a.baseUrl}/v1/messages`, ak, { model: 'm', messages: [] })).json()) as {
+        content: { text: string }[];
+      };
+      assert.equal(plain.content[0]?.text, 'two');
+      assert.equal((await post(`${a.baseUrl}/v1/messages/count_tokens`, ak, { messages: [] })).status, 200);
+      a.assertNoFailures();
+      assert.equal((await fetch(`${a.baseUrl}/api/hello`, { method: 'HEAD' })).status, 404);
+      assert.equal((await post(`${a.baseUrl}/v1/messages`, { 'x-api-key': 'wrong' }, {})).status, 401);
+      assert.equal(a.modelRequests().length, 2);
+      assert.deepEqual(
+        a.requests.map((r) => r.status),
+        [200, 200, 200, 404, 401],
+      );
+      assert.equal(a.failures.length, 2);
+      assert.throws(() => a.assertNoFailures(), /HEAD \/api\/hello/);
+
+      const r = await post(`${o.baseUrl}/responses`, { authorization: `Bearer ${o.apiKey}` }, { model: 'm', stream: true });
+      const body = await r.text();
+      assert.deepEqual(body.match(/^event: (\S+)$/gm)?.map((l) => l.slice(7)), [
+        'response.created',
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.output_item.done',
+        'response.completed',
+      ]);
+      assert.ok(body.includes('"text":"reply-0"'));
+      assert.equal((await fetch(`${o.baseUrl}/models`)).status, 404);
+      assert.equal(o.failures.length, 1);
+    } finally {
+      await a.close();
+      await o.close();
+    }
+  });
+});
+
 describe('real hosts run project hooks against loopback model stand-ins', { skip }, () => {
   before(async () => {
     await ensureHosts();

@@ -82,10 +82,14 @@ function baseEnv(home: string): Record<string, string> {
     TERM: 'dumb',
     NO_COLOR: '1',
   };
-  for (const k of ['TMPDIR', 'LD_LIBRARY_PATH', 'SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS']) {
+  for (const k of ['LD_LIBRARY_PATH', 'SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS']) {
     const v = process.env[k];
     if (v !== undefined) env[k] = v;
   }
+  // Claude Code keeps per-session scratch and sockets under the temp dir: keep them with the run.
+  const tmp = path.join(home, 'tmp');
+  fs.mkdirSync(tmp, { recursive: true });
+  env.TMPDIR = tmp;
   return env;
 }
 

@@ -21,7 +21,7 @@ export interface RecordedRequest {
   text: string;
   /** The body parsed as JSON, or undefined when it is not JSON. */
   body: unknown;
-  /** True for a request to the model endpoint (`/v1/messages` or `/v1/responses`). */
+  /** True for a model turn the stand-in answered (`/v1/messages` or `/v1/responses`, not refused). */
   model: boolean;
   /** HTTP status the stand-in answered with. */
   status: number;
@@ -119,6 +119,7 @@ async function startStandin(
       requests.push(rec);
       const fail = (status: number, why: string): void => {
         rec.status = status;
+        rec.model = false;
         failures.push(`#${rec.seq} ${rec.method} ${url}: ${why}`);
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ type: 'error', error: { type: 'standin_error', message: why } }));
