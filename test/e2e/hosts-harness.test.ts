@@ -121,7 +121,7 @@ function checkConversation(run: HostRun, standin: Standin, state: string): void 
 describe('model stand-ins', () => {
   it('record requests in order and turn anything unexpected into a recorded failure', async () => {
     const a = await startAnthropicStandin({ reply: ['one', 'two'] });
-    const o = await startOpenAIStandin({ reply: (i) => `reply-${i}` });
+    const o = await startOpenAIStandin({ reply: async (i) => Promise.resolve(`reply-${i}`) });
     try {
       const post = (url: string, headers: Record<string, string>, body: unknown) =>
         fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });

@@ -50,7 +50,7 @@ export interface RunCodexOptions {
   codexHome?: string;
   env?: Record<string, string>;
   args?: string[];
-  /** Extra TOML appended to config.toml. */
+  /** Extra TOML for config.toml (top-level keys and/or tables), placed before the generated tables. */
   extraConfig?: string;
   /** Model name sent to the stand-in (Codex warns that it has no metadata for it; harmless). */
   model?: string;
@@ -125,6 +125,8 @@ export function codexConfigToml(o: { standin: Standin; projectDir: string; model
   return [
     `model = ${q(o.model ?? 'gpt-standin')}`,
     `model_provider = "standin"`,
+    // Before the tables below, so top-level keys stay top-level; any table it opens ends at the next.
+    o.extra ?? '',
     '',
     '[model_providers.standin]',
     `name = "agentscm stand-in"`,
@@ -139,7 +141,6 @@ export function codexConfigToml(o: { standin: Standin; projectDir: string; model
     `[projects.${q(o.projectDir)}]`,
     `trust_level = "trusted"`,
     '',
-    o.extra ?? '',
   ].join('\n');
 }
 
@@ -175,6 +176,8 @@ export async function runCodex(opts: RunCodexOptions): Promise<HostRun> {
     'exec',
     '--dangerously-bypass-hook-trust',
     '--skip-git-repo-check',
+    // A mistyped key in the generated or extra config fails the run instead of being ignored.
+    '--strict-config',
     '--color',
     'never',
     '-C',

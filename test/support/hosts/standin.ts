@@ -27,8 +27,15 @@ export interface RecordedRequest {
   status: number;
 }
 
-/** The reply text for a model request; `index` counts model requests only, from 0. */
-export type ReplyScript = string | readonly string[] | ((index: number, req: RecordedRequest) => string);
+/**
+ * The reply text for a model request; `index` counts model requests only, from 0. A function may be
+ * async and may act before answering (write a file, run a command): the host waits for the reply, so
+ * that is how a test does something "between turns".
+ */
+export type ReplyScript =
+  | string
+  | readonly string[]
+  | ((index: number, req: RecordedRequest) => string | Promise<string>);
 
 export interface StandinOptions {
   reply?: ReplyScript;
@@ -68,7 +75,7 @@ interface Route {
   handle: Handler;
 }
 
-function pickReply(script: ReplyScript | undefined, index: number, req: RecordedRequest): string {
+function pickReply(script: ReplyScript | undefined, index: number, req: RecordedRequest): string | Promise<string> {
   if (script === undefined) return DEFAULT_REPLY;
   if (typeof script === 'string') return script;
   if (typeof script === 'function') return script(index, req);
@@ -130,8 +137,11 @@ async function startStandin(
       if (body === null || typeof body !== 'object') return fail(400, 'body is not a JSON object');
       rec.status = 200;
       const index = route.model ? modelCount++ : -1;
-      const reply = route.model ? pickReply(opts.reply, index, rec) : '';
-      route.handle(rec, res, index, reply);
+      new Promise<string>((resolve) => resolve(route.model ? pickReply(opts.reply, index, rec) : '')).then(
+        (reply) => route.handle(rec, res, index, reply),
+        // 400, not 5xx: the hosts retry server errors with backoff, which would only delay the failure.
+        (err: unknown) => fail(400, `reply script threw: ${err instanceof Error ? err.message : String(err)}`),
+      );
     });
   });
   // Streams end with the response; keep-alive sockets are closed on close().
