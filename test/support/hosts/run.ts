@@ -281,6 +281,8 @@ export interface CommandHandler {
   command: string;
   /** Seconds. */
   timeout?: number;
+  /** Other handler fields a host reads (e.g. Claude's `description`, `args`). */
+  [field: string]: unknown;
 }
 
 export interface MatcherGroup {
