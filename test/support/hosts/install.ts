@@ -61,6 +61,10 @@ async function install(): Promise<HostPaths> {
   try {
     const again = readyPaths(dir);
     if (again) return again;
+    // Leftovers of an installer that died holding the lock (only the lock holder stages).
+    for (const name of fs.readdirSync(cache)) {
+      if (name.startsWith(`.staging-${installName}-`)) fs.rmSync(path.join(cache, name), { recursive: true, force: true });
+    }
     const staging = fs.mkdtempSync(path.join(cache, `.staging-${installName}-`));
     try {
       fs.writeFileSync(path.join(staging, 'package.json'), '{"private":true}\n');
