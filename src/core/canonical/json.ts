@@ -17,6 +17,12 @@ export interface ParseOptions {
   maxDepth?: number;
   /** Names the document in error messages, e.g. "assertion file" or "Hub answer". */
   what?: string;
+  /**
+   * Refuse every number written with a fraction, an exponent or as -0. The v1 contract has integer
+   * fields only, and serde_json refuses `1.0`, `1e0` and `-0` for them; once parsed, JS cannot tell
+   * `1.0` from `1`, so the distinction has to be made here. Contract decoding sets it.
+   */
+  integersOnly?: boolean;
 }
 
 export class JsonSyntaxError extends Error {
@@ -50,7 +56,7 @@ export function parseStrictJson(input: Uint8Array | string, options: ParseOption
   }
   if (text.charCodeAt(0) === 0xfeff) throw badInput(`${what} starts with a byte-order mark`, 'INVALID_JSON');
   try {
-    return new Parser(text, options.maxDepth ?? 64).parseDocument();
+    return new Parser(text, options.maxDepth ?? 64, options.integersOnly ?? false).parseDocument();
   } catch (e) {
     if (e instanceof JsonSyntaxError) throw badInput(`${what} is not valid JSON: ${e.message} at offset ${e.offset}`, e.message.startsWith('duplicate key') ? 'DUPLICATE_KEY' : 'INVALID_JSON');
     throw e;
@@ -62,6 +68,7 @@ class Parser {
   constructor(
     private readonly s: string,
     private readonly maxDepth: number,
+    private readonly integersOnly: boolean,
   ) {}
 
   parseDocument(): JsonValue {
@@ -274,6 +281,10 @@ class Parser {
       if (this.pos === d) this.fail('invalid number');
     }
     const text = s.slice(start, this.pos);
+    if (this.integersOnly && (!integer || text === '-0')) {
+      this.pos = start;
+      this.fail('expected an integer (no fraction, exponent or -0)');
+    }
     if (!integer) {
       const n = Number(text);
       if (!Number.isFinite(n)) this.fail('number out of range');
