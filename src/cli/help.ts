@@ -75,18 +75,21 @@ function roff(s: string): string {
     .replace(/\\/g, '\\e')
     .replace(/-/g, '\\-')
     .split('\n')
-    .map((l) => (l.startsWith('.') || l.startsWith("'") ? `\\&${l}` : l))
+    .map((l) => (l === '' ? '.PP' : l.startsWith('.') || l.startsWith("'") ? `\\&${l}` : l))
     .join('\n');
 }
 
 export interface ManPageInput {
   program: string;
   version: string;
+  /** The page's date field. Fixed per release (never today's date) so the output is reproducible. */
   date: string;
   summary: string;
   description: string;
   commands: readonly CommandSpec[];
-  extraSections?: { title: string; body: string }[];
+  extraSections?: readonly { title: string; body: string }[];
+  /** EXIT STATUS rows (status, meaning); default: the exit-code table of src/core/errors.ts. */
+  exitStatus?: readonly (readonly [number | string, string])[];
 }
 
 export function renderManPage(m: ManPageInput): string {
@@ -94,21 +97,22 @@ export function renderManPage(m: ManPageInput): string {
   out.push(`.TH ${m.program.toUpperCase()} 1 "${m.date}" "${m.program} ${m.version}" "User Commands"`);
   out.push('.SH NAME', `${m.program} \\- ${roff(m.summary)}`);
   out.push('.SH SYNOPSIS');
+  out.push('.PP', `.B ${m.program} \\-\\-version | \\-\\-help`);
   for (const c of m.commands) out.push('.PP', `.B ${roff(usageLine(m.program, c))}`);
   out.push('.SH DESCRIPTION', roff(m.description));
-  out.push('.SH COMMANDS');
+  if (m.commands.length > 0) out.push('.SH COMMANDS');
   for (const c of m.commands) {
     out.push(`.SS "${roff([m.program, ...c.path].join(' '))}"`, roff(c.summary));
     if (c.details) out.push('.PP', roff(c.details));
     for (const a of c.args ?? []) out.push('.TP', `.I ${roff(a.name)}`, roff(a.help));
     for (const o of c.options ?? []) {
-      out.push('.TP', `.B \\-\\-${roff(o.flag)}${o.value ? ` " ${roff(o.value)}"` : ''}`);
+      out.push('.TP', o.value ? `.BI \\-\\-${roff(o.flag)} " ${roff(o.value)}"` : `.B \\-\\-${roff(o.flag)}`);
       out.push(roff(`${o.help}${o.required ? ' (required)' : ''}${o.defaultText ? ` (default: ${o.defaultText})` : ''}`));
     }
     if (c.json !== false) out.push('.TP', '.B \\-\\-json', 'Print one JSON document on stdout.');
   }
-  for (const s of m.extraSections ?? []) out.push(`.SH ${s.title.toUpperCase()}`, roff(s.body));
   out.push('.SH EXIT STATUS');
-  for (const [n, meaning] of exitCodeTable()) out.push('.TP', `.B ${n}`, roff(meaning));
+  for (const [n, meaning] of m.exitStatus ?? exitCodeTable()) out.push('.TP', `.B ${n}`, roff(meaning));
+  for (const s of m.extraSections ?? []) out.push(`.SH ${s.title.toUpperCase()}`, roff(s.body));
   return out.join('\n') + '\n';
 }
