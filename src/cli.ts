@@ -4,7 +4,7 @@
 
 import { runProgram, type Program } from './cli/run.js';
 import type { CommandContext, CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
-import { AGENTSCM_VERSION, TREE_RING_VERSION } from './version.js';
+import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 
 // ---- shared option specs -------------------------------------------------------------------------
 
@@ -67,7 +67,7 @@ export const COMMANDS: readonly CommandSpec[] = [
 export const AGENTSCM: Program = {
   name: 'agentscm',
   version: AGENTSCM_VERSION,
-  versionLine: `agentscm ${AGENTSCM_VERSION} (tree-ring ${TREE_RING_VERSION})`,
+  versionLine: versionLine('agentscm'),
   commands: COMMANDS,
   groups: GROUPS,
   defaultErrorPolicy: 'agentscm',
@@ -77,7 +77,7 @@ export const AGENTSCM: Program = {
 export const TREE_RING: Program = {
   name: 'tree-ring',
   version: TREE_RING_VERSION,
-  versionLine: `tree-ring ${TREE_RING_VERSION}`,
+  versionLine: versionLine('tree-ring'),
   commands: COMMANDS.filter((c) => c.path[0] === 'tree-ring').map((c) => ({ ...c, path: c.path.slice(1) })),
   groups: GROUPS.filter((g) => g.path[0] === 'tree-ring' && g.path.length > 1).map((g) => ({ ...g, path: g.path.slice(1) })),
   defaultErrorPolicy: 'tree-ring',

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/cli.js';
 import { REPO_ROOT } from '../support/cli.js';
-import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, walkImports } from '../support/import-graph.js';
+import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, importsOf, walkImports } from '../support/import-graph.js';
 
 const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli.js');
 const COMMANDS_DIR = path.join(REPO_ROOT, 'dist', 'src', 'commands') + path.sep;
@@ -25,6 +25,17 @@ test('the entry module (command table, parser, runner) statically reaches no com
   assert.deepEqual(forbiddenIn(graph), []);
   assert.deepEqual([...graph.files].filter((f) => f.startsWith(COMMANDS_DIR)), [], 'command modules are only imported lazily');
   assert.deepEqual([...graph.packages], [], 'the entry path imports no package at all');
+});
+
+test('the launchers\' --version fast path loads one module that imports nothing', () => {
+  const graph = walkImports(path.join(REPO_ROOT, 'dist', 'src', 'version.js'));
+  assert.equal(graph.files.size, 1);
+  assert.equal(graph.packages.size, 0);
+  for (const bin of ['agentscm.js', 'tree-ring.js']) {
+    const found = importsOf(path.join(REPO_ROOT, 'bin', bin));
+    assert.deepEqual(found.static, [], `${bin} has no static imports`);
+    assert.deepEqual(found.dynamic, ['../dist/src/version.js', '../dist/src/cli.js'], bin);
+  }
 });
 
 test('self-test: the walker finds forbidden packages through relative and dynamic imports', () => {
