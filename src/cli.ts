@@ -88,5 +88,9 @@ export function processContext(program: 'agentscm' | 'tree-ring'): CommandContex
 }
 
 export async function main(argv: readonly string[], program: 'agentscm' | 'tree-ring'): Promise<number> {
+  // A reader that went away (`agentscm … | head`) is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
   return runProgram(program === 'agentscm' ? AGENTSCM : TREE_RING, argv, processContext(program));
 }

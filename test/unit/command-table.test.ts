@@ -49,6 +49,12 @@ test('top-level help lists every exit code', async () => {
   for (const [kind, code] of Object.entries(EXIT_CODES)) assert.match(m.out(), new RegExp(`\\b${code}\\s+${kind}: `), kind);
 });
 
+test('the README exit-code table matches the one in src/core/errors.ts', () => {
+  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const rows = [...readme.matchAll(/^\| (\d+) \| ([A-Z_]+) \|/gm)].map((m) => [m[2], Number(m[1])]);
+  assert.deepEqual(rows, Object.entries(EXIT_CODES));
+});
+
 test('committed man pages are current', () => {
   for (const page of manPages()) {
     let committed = '';
