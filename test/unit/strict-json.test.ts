@@ -105,6 +105,9 @@ test('canonicalJson writes serde_json compact bytes and refuses what no contract
   assert.throws(() => canonicalJson(2 ** 53), TypeError, 'unsafe integers must arrive as bigint');
   assert.throws(() => canonicalJson({ a: undefined } as unknown as JsonValue), TypeError);
   assert.throws(() => quote('\ud800'), TypeError);
+  assert.throws(() => canonicalJson({ b: 1, '1': 2 }), TypeError, 'integer-like keys lose their order in JS objects');
+  assert.equal(canonicalJson({ b: 1, '01': 2, '-1': 3, '1.5': 4 }), '{"b":1,"01":2,"-1":3,"1.5":4}');
+  assert.equal(outputJson({ b: 1, '1': 2 }), '{"1":2,"b":1}', 'output documents may hold such maps');
   assert.equal(outputJson({ a: undefined, b: 1.5, c: 2n ** 64n }), '{"b":1.5,"c":18446744073709551616}');
 });
 
@@ -114,5 +117,20 @@ test('compareUtf8 sorts by UTF-8 bytes as Rust does, unlike the JS default sort'
   assert.deepEqual(rust, ['', 'B', 'a', 'ab', 'b', '\u00e9', '\uFFFD', '\u{1F600}']);
   assert.deepEqual([...items].sort(), ['', 'B', 'a', 'ab', 'b', '\u00e9', '\u{1F600}', '\uFFFD'], 'UTF-16 order puts the emoji before U+FFFD');
   assert.equal(compareUtf8('x', 'x'), 0);
+  // Property check against an encoder: random strings over ASCII, BMP (both sides of the surrogate
+  // range) and astral code points, with a fixed-seed generator.
+  let seed = 42;
+  const rnd = (k: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % k);
+  const pools = [[0x20, 0x7f], [0x80, 0x7ff], [0x800, 0xd7ff], [0xe000, 0xffff], [0x10000, 0x10ffff]] as const;
+  const randomString = () =>
+    Array.from({ length: rnd(5) }, () => {
+      const [lo, hi] = pools[rnd(pools.length)]!;
+      return String.fromCodePoint(lo + rnd(hi - lo + 1));
+    }).join('');
+  for (let i = 0; i < 5000; i++) {
+    const a = randomString();
+    const b = rnd(4) === 0 ? a + randomString() : randomString();
+    assert.equal(Math.sign(compareUtf8(a, b)), Buffer.compare(Buffer.from(a), Buffer.from(b)), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+  }
   assert.ok(compareUtf8('\uFFFD', '\u{1F600}') < 0);
 });

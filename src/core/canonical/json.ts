@@ -318,6 +318,8 @@ export function outputJson(value: unknown): string {
   return encode(value as JsonValue, false);
 }
 
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
+
 function encode(v: JsonValue | undefined, strict: boolean): string {
   if (v === null) return 'null';
   switch (typeof v) {
@@ -343,6 +345,9 @@ function encode(v: JsonValue | undefined, strict: boolean): string {
       let out = '{';
       let first = true;
       for (const key of Object.keys(v)) {
+        // JS enumerates integer-like keys first, in numeric order, whatever the insertion order: such an
+        // object cannot carry a declared field order or a byte-sorted map order, so refuse to sign it.
+        if (strict && ARRAY_INDEX.test(key)) throw new TypeError(`object key ${key} is integer-like; its order cannot be kept`);
         const member = v[key];
         if (member === undefined) {
           if (strict) throw new TypeError(`undefined member ${key}`);
@@ -369,7 +374,21 @@ export function quote(s: string): string {
   return JSON.stringify(s);
 }
 
-/** Compares strings by their UTF-8 bytes, as Rust's str ordering does (not by UTF-16 code units). */
+/**
+ * Compares strings by their UTF-8 bytes, as Rust's str ordering does (not by UTF-16 code units, where
+ * U+1F600 sorts before U+FFFD). UTF-8 byte order is code point order, so no encoding is needed: at the
+ * first differing code unit, a surrogate (part of a code point above U+FFFF) sorts after any other unit.
+ */
 export function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
