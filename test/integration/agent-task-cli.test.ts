@@ -2,14 +2,13 @@
 // files in temp dirs, exit codes, --json documents and stdin.
 
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { KEY_FILE } from '../../src/core/crypto/keystore.js';
 import { agentscm, json, REPO_ROOT, type RunResult } from '../support/cli.js';
-import { nodeVerifyHex } from '../support/crypto.js';
+import { nodeVerifyHex, referenceDomainDigest } from '../support/crypto.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-cli-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -37,13 +36,8 @@ function fails(r: RunResult, exit: number, kind: string, code: string): ErrorDoc
   return doc;
 }
 const mode = (p: string) => fs.statSync(p).mode & 0o777;
-/** The verification key id computed here from the seed-style rule, not with the project's code. */
-function expectedKeyId(publicKeyHex: string): string {
-  const pub = Buffer.from(publicKeyHex, 'hex');
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64BE(BigInt(pub.length));
-  return createHash('sha256').update(Buffer.concat([Buffer.from('agentscm.verification-key.v1\0', 'ascii'), len, pub])).digest('hex');
-}
+/** The verification key id computed here from the digest rule, not with the project's code. */
+const expectedKeyId = (publicKeyHex: string) => referenceDomainDigest('agentscm.verification-key.v1', Buffer.from(publicKeyHex, 'hex'));
 let n = 0;
 const freshDir = () => path.join(tmp, `case-${++n}`);
 
@@ -110,10 +104,7 @@ test('observation digest, sign and verify through the CLI; OpenSSL verifies the 
   const dg = json<{ digest: string; signing_bytes_hex: string }>(ok(agentscm(['agent-task', 'observation', 'digest', '--assertion', EXAMPLE, '--json'])));
   // The digest is the seed's preimage hash of the printed signing bytes.
   const bytes = Buffer.from(dg.signing_bytes_hex, 'hex');
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64BE(BigInt(bytes.length));
-  const pre = Buffer.concat([Buffer.from('agentscm.agent-workflow-observation.v1\0', 'ascii'), len, bytes]);
-  assert.equal(dg.digest, createHash('sha256').update(pre).digest('hex'));
+  assert.equal(dg.digest, referenceDomainDigest('agentscm.agent-workflow-observation.v1', bytes));
   assert.ok(bytes.toString('utf8').endsWith(',"executor_provenance":null}'));
 
   const signed = json<{ digest: string; signature: string; verification_key_id: string }>(
