@@ -52,10 +52,7 @@ export function manPages(): ManPage[] {
           `command. tree-ring --version prints the upstream Tree Ring CLI version (${TREE_RING.version}) whose surface it implements.`,
         commands: TREE_RING.commands,
         extraSections: [{ title: 'See also', body: 'agentscm(1)' }],
-        exitStatus: [
-          [0, 'success'],
-          [2, 'any error, following upstream Tree Ring: one line "error: ..." on stderr and nothing on stdout'],
-        ],
+        ...(TREE_RING.exitStatus ? { exitStatus: TREE_RING.exitStatus } : {}),
       }),
     },
   ];

@@ -81,6 +81,10 @@ export const TREE_RING: Program = {
   commands: COMMANDS.filter((c) => c.path[0] === 'tree-ring').map((c) => ({ ...c, path: c.path.slice(1) })),
   groups: GROUPS.filter((g) => g.path[0] === 'tree-ring' && g.path.length > 1).map((g) => ({ ...g, path: g.path.slice(1) })),
   defaultErrorPolicy: 'tree-ring',
+  exitStatus: [
+    [0, 'success'],
+    [2, 'any error, following upstream Tree Ring: one line "error: ..." on stderr and nothing on stdout'],
+  ],
 };
 
 export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {

@@ -32,11 +32,21 @@ function pad(rows: [string, string][]): string {
   return rows.map(([a, b]) => (a.length > w ? `  ${a}\n  ${' '.repeat(w)}  ${b}` : `  ${a.padEnd(w)}  ${b}`)).join('\n');
 }
 
+/** (status, meaning) rows for --help and the man page's EXIT STATUS. */
+export type ExitStatusRows = readonly (readonly [number | string, string])[];
+
 export function exitCodeTable(): [number, string][] {
   return (Object.keys(EXIT_CODES) as (keyof typeof EXIT_CODES)[]).map((k) => [EXIT_CODES[k], `${k}: ${EXIT_CODE_MEANINGS[k]}`]);
 }
 
-export function renderHelp(program: string, commands: readonly CommandSpec[], groups: readonly GroupSpec[], path: readonly string[], version: string): string {
+export function renderHelp(
+  program: string,
+  commands: readonly CommandSpec[],
+  groups: readonly GroupSpec[],
+  path: readonly string[],
+  version: string,
+  exitStatus: ExitStatusRows = exitCodeTable(),
+): string {
   const cmd = commands.find((c) => c.path.length === path.length && c.path.every((w, k) => w === path[k]));
   if (cmd) {
     const lines = [`usage: ${usageLine(program, cmd)}`, '', cmd.summary];
@@ -55,14 +65,15 @@ export function renderHelp(program: string, commands: readonly CommandSpec[], gr
   const kids = children(commands, groups, path);
   const lines: string[] = [];
   if (path.length === 0) {
-    lines.push(`${program} ${version}`, '', `usage: ${program} [--data-dir DIR] <command> [options] [--json]`, `       ${program} --version | --help`);
+    const leading = program === 'agentscm' ? '[--data-dir DIR] ' : '';
+    lines.push(`${program} ${version}`, '', `usage: ${program} ${leading}<command> [options] [--json]`, `       ${program} --version | --help`);
   } else {
     lines.push(`usage: ${program} ${path.join(' ')} <command> [options]`);
     if (group) lines.push('', group.summary);
   }
-  lines.push('', 'commands:', pad(kids.map((k) => [k.word, k.summary])));
+  lines.push('', 'commands:', kids.length ? pad(kids.map((k) => [k.word, k.summary])) : '  (none yet)');
   if (path.length === 0) {
-    lines.push('', 'exit codes:', pad(exitCodeTable().map(([n, m]) => [String(n), m])));
+    lines.push('', 'exit codes:', pad(exitStatus.map(([n, m]) => [String(n), m])));
     lines.push('', `Run "${program} <command> --help" for a command's options; see also man ${program}.`);
   }
   return lines.join('\n') + '\n';
@@ -89,7 +100,7 @@ export interface ManPageInput {
   commands: readonly CommandSpec[];
   extraSections?: readonly { title: string; body: string }[];
   /** EXIT STATUS rows (status, meaning); default: the exit-code table of src/core/errors.ts. */
-  exitStatus?: readonly (readonly [number | string, string])[];
+  exitStatus?: ExitStatusRows;
 }
 
 export function renderManPage(m: ManPageInput): string {

@@ -47,6 +47,10 @@ test('top-level help lists every exit code', async () => {
   const m = memoryContext();
   assert.equal(await runProgram(AGENTSCM, ['--help'], m.ctx), 0);
   for (const [kind, code] of Object.entries(EXIT_CODES)) assert.match(m.out(), new RegExp(`\\b${code}\\s+${kind}: `), kind);
+  const t = memoryContext();
+  assert.equal(await runProgram(TREE_RING, ['--help'], t.ctx), 0);
+  const rows = t.out().slice(t.out().indexOf('exit codes:')).split('\n').slice(1).filter((l) => /^ {2}\d/.test(l));
+  assert.deepEqual(rows.map((l) => l.trim().split(/\s+/)[0]), ['0', '2'], 'tree-ring: every error exits 2');
 });
 
 test('the README exit-code table matches the one in src/core/errors.ts', () => {
