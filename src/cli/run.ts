@@ -85,7 +85,7 @@ function reportError(ctx: CommandContext, name: string, err: AgentscmError, poli
     return 1;
   }
   ctx.stderr.write(`${name}: error: ${oneLine}\n`);
-  if (err.kind === 'INTERNAL' && process.env.AGENTSCM_DEBUG === '1' && err.cause instanceof Error) ctx.stderr.write(`${err.cause.stack}\n`);
+  if (err.kind === 'INTERNAL' && ctx.env.AGENTSCM_DEBUG === '1' && err.cause instanceof Error) ctx.stderr.write(`${err.cause.stack}\n`);
   if (json) {
     const doc: Record<string, unknown> = { error: { kind: err.kind, code: err.code, message: oneLine, exit_code: err.exitCode } };
     if (err.detail) (doc.error as Record<string, unknown>).detail = err.detail;
