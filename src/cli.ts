@@ -9,6 +9,12 @@ import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 // ---- shared option specs -------------------------------------------------------------------------
 
 const KEY_DIR: OptionSpec = { flag: 'key-dir', value: 'DIR', help: 'owner-private directory holding the Ed25519 signing key', required: true };
+const DOCKER_HOST: OptionSpec = {
+  flag: 'docker-host',
+  value: 'URL',
+  help: 'Docker Engine API endpoint, unix:///path or tcp://host:port',
+  defaultText: 'DOCKER_HOST, else /var/run/docker.sock, else the podman socket',
+};
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
 // ---- groups --------------------------------------------------------------------------------------
@@ -59,6 +65,18 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'public-key', value: 'HEX', help: '64 lowercase hex characters', required: true },
     ],
     load: () => import('./commands/agent-task/observation-verify.js'),
+  },
+  {
+    path: ['agent-task', 'runtime-probe'],
+    summary: 'observe the OCI backend and a pinned image and print the runtime identity digest',
+    details:
+      'Asks the Docker Engine API (Docker, or podman\'s `podman system service`) for the engine name and version, API ' +
+      'version, OS/architecture and default OCI runtime, and inspects IMAGE_ID, which must be a full sha256:<64 hex> ID ' +
+      'of an image already present: tags are refused and nothing is ever pulled. Prints the canonical runtime identity ' +
+      'and runtime_identity_digest, the value a collector profile pins. Exits 12 (RUNTIME_UNAVAILABLE) when no engine ' +
+      'answers or the image is missing.',
+    options: [DOCKER_HOST, { flag: 'image', value: 'IMAGE_ID', help: 'full image ID, sha256:<64 hex>', required: true }],
+    load: () => import('./commands/agent-task/runtime-probe.js'),
   },
 ];
 
