@@ -188,8 +188,10 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
   child.once('exit', () => {
     exited = true;
   });
-  // The service must not keep the caller's event loop alive, nor outlive it.
+  // The service must not keep the caller's event loop alive (neither the process nor its stderr pipe),
+  // nor outlive it.
   child.unref();
+  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
   const killChild = (): void => {
     if (!exited && child.pid !== undefined) {
       try {
@@ -199,7 +201,11 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
       }
     }
   };
-  process.once('exit', killChild);
+  const onExit = (): void => {
+    killChild();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
 
   const docker = new Docker({ socketPath: socket });
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
@@ -215,7 +221,7 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    process.removeListener('exit', killChild);
+    process.removeListener('exit', onExit);
     if (!exited) {
       const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       killChild();
