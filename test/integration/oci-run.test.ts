@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type Docker from 'dockerode';
-import { containerExists, FIXED_ENV, runInContainer, SNAPSHOT_MOUNT, type OciRunSpec } from '../../src/collectors/oci-run.js';
+import { containerConfig, containerExists, FIXED_ENV, removeConfirmed, runInContainer, SNAPSHOT_MOUNT, type OciRunSpec } from '../../src/collectors/oci-run.js';
 import { isAgentscmError } from '../../src/core/errors.js';
 import { ensureEngine, ensureTestImage } from '../support/engine.js';
 
@@ -91,12 +91,24 @@ describe('runInContainer', () => {
   });
 
   it('kills a command that runs past its timeout, reports it and removes the container', async () => {
-    const r = await runInContainer(docker, spec(['sh', '-c', 'echo started; sleep 600'], { timeoutMs: 1_500 }));
+    const leftoverName = `agentscm-test-${process.pid}-timeout`;
+    const r = await runInContainer(docker, spec(['sh', '-c', 'echo started; sleep 600'], { timeoutMs: 3_000, name: leftoverName }));
     assert.equal(r.timedOut, true);
     assert.notEqual(r.exitCode, 0);
     assert.equal(r.stdout.bytes.toString(), 'started\n');
     assert.equal(r.removed, true);
     assert.equal(await containerExists(docker, r.containerId), false);
+    assert.equal(await containerExists(docker, leftoverName), false);
+  });
+
+  it('finds and removes a leftover container by name, confirming it is gone', async () => {
+    const name = `agentscm-test-${process.pid}-leftover`;
+    // A container left behind by a collector killed mid-run: created, never cleaned up.
+    await docker.createContainer({ ...containerConfig(spec(['sleep', '600'])), name });
+    assert.equal(await containerExists(docker, name), true);
+    assert.equal(await removeConfirmed(docker, name), true);
+    assert.equal(await containerExists(docker, name), false);
+    assert.equal(await removeConfirmed(docker, name), true);
   });
 
   it('truncates output at the bound and still counts and drains the rest', async () => {
