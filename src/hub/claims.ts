@@ -89,7 +89,7 @@ export function retainedOutcome(j: Journal, actor: TokenActor, kind: MutationKin
   return { ...doc, replayed: true };
 }
 
-function commitRequest(j: Journal, actor: TokenActor, kind: MutationKind, requestId: string, digest: string, taskId: string, attemptId: string | null, response: JsonValue, now: number): void {
+export function commitRequest(j: Journal, actor: TokenActor, kind: MutationKind, requestId: string, digest: string, taskId: string, attemptId: string | null, response: JsonValue, now: number): void {
   j.db
     .prepare('INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
     .run(actor.owner_id, actor.agent_id, requestId, kind, digest, taskId, attemptId, canonicalJsonBytes(response), now);

@@ -13,7 +13,7 @@ import { localState } from '../core/errors.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
-export const JOURNAL_SCHEMA_VERSION = 2;
+export const JOURNAL_SCHEMA_VERSION = 3;
 
 export const JOURNAL_SCHEMA = `
 -- A task is retained (canonical binding bytes) when it is first claimed; reads re-derive it otherwise.
@@ -87,6 +87,37 @@ CREATE TABLE assertions (
   body BLOB NOT NULL,
   created_at INTEGER NOT NULL,
   PRIMARY KEY (owner_id, agent_id, request_id)
+) STRICT;
+-- What a collector_claim bound besides the attempt row: the profile installation the descriptor is
+-- derived from, and the originating grant (the bearer token's id).
+CREATE TABLE collector_attempts (
+  attempt_id TEXT PRIMARY KEY REFERENCES attempts(attempt_id),
+  install_id TEXT NOT NULL,
+  profile_digest TEXT NOT NULL,
+  grant_generation TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+-- Imported collector transfers: the original signed bytes, exactly one per attempt, keyed by the
+-- uploader's operation id (an exact retry answers from here; changed bytes under the id conflict).
+CREATE TABLE transfers (
+  transfer_digest TEXT PRIMARY KEY,
+  owner_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  upload_request_id TEXT NOT NULL,
+  bytes_digest TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(task_id),
+  attempt_id TEXT NOT NULL UNIQUE REFERENCES attempts(attempt_id),
+  fence INTEGER NOT NULL,
+  registration_id TEXT NOT NULL,
+  collector_profile_install_id TEXT NOT NULL,
+  collector_profile_digest TEXT NOT NULL,
+  grant_generation TEXT NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('passed', 'failed')),
+  length INTEGER NOT NULL,
+  bytes BLOB NOT NULL,
+  view BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (owner_id, agent_id, upload_request_id)
 ) STRICT;
 -- Exact-subject receipts (v2 graph receipts from imported collector transfers).
 CREATE TABLE receipts (

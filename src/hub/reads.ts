@@ -13,6 +13,7 @@ import type { SnapshotStore } from '../core/native/snapshot.js';
 import { HubError, notFoundError } from './errors.js';
 import type { AttemptRow, Journal } from './journal.js';
 import { evidenceCurrent, priorUnresolved } from './claims.js';
+import { liveReceipt } from './collector.js';
 
 export type TaskState = 'pending' | 'claimed' | 'succeeded' | 'failed' | 'uncertain' | 'blocked';
 export type NextStep = { operation: 'collector_claim' | 'reconcile'; task_id: string } | { operation: 'collector_finalize' | 'checkpoint' | 'none' };
@@ -168,7 +169,8 @@ export function handleRead(ctx: ReadContext, scope: Scope, req: ReadRequest): Js
       const { subject, current, tasks } = resolve(ctx, scope, req.subject);
       if (!current) return { ...ENVELOPE, subject_current: false, task: null, next: { operation: 'checkpoint' } };
       const views = taskViews(ctx, tasks);
-      const next = nextStep(views, ctx.journal()?.receiptFor(subject), true);
+      const live = liveReceipt(ctx.journal(), ctx.authority, subject);
+      const next = nextStep(views, live.digest ?? (live.code !== undefined ? live.code : undefined), true);
       let task: TaskView | undefined;
       if (next.operation === 'collector_claim' || next.operation === 'reconcile') task = views.find((v) => v.task.task_id === next.task_id);
       else {
@@ -185,12 +187,16 @@ export function handleRead(ctx: ReadContext, scope: Scope, req: ReadRequest): Js
         return { ...ENVELOPE, qualified: false, subject_current: false, receipt_digest: null, revision: subject.revision, tasks: [], failures: [], next: { operation: 'checkpoint' } };
       }
       const views = taskViews(ctx, tasks);
-      const receipt = ctx.journal()?.receiptFor(subject);
+      // The receipt counts only while it passes the live checks admission uses (registration, profile
+      // installation, originating grant); a stale one reads as authorization_changed.
+      const live = liveReceipt(ctx.journal(), ctx.authority, subject);
+      const receipt = live.digest;
       const failures = views
         .filter((v) => v.task.step.required && v.state !== 'succeeded')
         .slice(0, MAX_FAILURES)
         .map((v) => ({ task_id: v.task.task_id, code: v.code ?? 'task_pending' }));
       const allDone = views.every((v) => !v.task.step.required || v.state === 'succeeded');
+      if (allDone && live.code !== undefined && failures.length < MAX_FAILURES) failures.push({ task_id: views.find((v) => v.task.step.required)!.task.task_id, code: live.code });
       const qualified = allDone && receipt !== undefined;
       return {
         ...ENVELOPE,
@@ -200,7 +206,8 @@ export function handleRead(ctx: ReadContext, scope: Scope, req: ReadRequest): Js
         revision: subject.revision,
         tasks: views.map((v) => ({ task_id: v.task.task_id, task_digest: v.task.task_digest, step_id: v.task.step.id, required: v.task.step.required, state: v.state })),
         failures,
-        next: nextStep(views, receipt, true),
+        // A receipt that no longer passes the live checks cannot be finalized again into a current one.
+        next: nextStep(views, receipt ?? live.code, true),
       };
     }
 

@@ -20,9 +20,12 @@ import { handleRead, type Scope } from './reads.js';
 import { MUTATION_OPERATIONS, MutationRequest } from '../core/contract/mutations.js';
 import { handleMutation, type MutationContext } from './mutations.js';
 import { openJournalForWrite } from './journal.js';
+import { COLLECTOR_OPERATIONS, CollectorRequest } from '../core/contract/collector.js';
+import { TRANSFER_MAX_BYTES } from '../core/collector/transfer.js';
+import { handleCollector, importTransfer } from './collector.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 
-const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks$/;
+const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
 
 export interface HubOptions {
   readonly dataDir: string;
@@ -124,7 +127,7 @@ function bearer(req: http.IncomingMessage): string | undefined {
   return m?.[1];
 }
 
-export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS];
+export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS];
 
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
@@ -163,6 +166,23 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (!isRepository(repository) || !Id.safeParse(profile).success) throw invalidRequest('malformed repository or profile in the path');
       if (!state.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
 
+      if (m[3] !== undefined) {
+        // The signed transfer route: its own media type and the 16 MiB envelope bound, checked from the
+        // declared length before any body byte is read.
+        const ct = req.headers['content-type'];
+        if (typeof ct !== 'string' || !/^application\/octet-stream$/i.test(ct)) throw new HubError(415, 'unsupported_media_type', 'send application/octet-stream');
+        const len = req.headers['content-length'];
+        if (len === undefined || !/^[0-9]{1,12}$/.test(len)) throw new HubError(411, 'length_required', 'a transfer upload declares its content-length');
+        if (Number(len) > TRANSFER_MAX_BYTES) {
+          sendError(res, new HubError(413, 'transfer_too_large', `a collector transfer is at most ${TRANSFER_MAX_BYTES} bytes`), true);
+          req.destroy();
+          return;
+        }
+        const bytes = await readBody(req, Number(len));
+        if (bytes === undefined || bytes.length !== Number(len)) throw invalidRequest('the body does not match its content-length');
+        send(res, 200, importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, bytes, Date.now()));
+        return;
+      }
       const ctype = req.headers['content-type'];
       if (typeof ctype !== 'string' || !/^application\/json(\s*;\s*charset=utf-8)?$/i.test(ctype)) throw new HubError(415, 'unsupported_media_type', 'send application/json');
       const declared = req.headers['content-length'];
@@ -197,6 +217,12 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         operations,
       };
       const op = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc.operation : undefined;
+      if (typeof op === 'string' && (COLLECTOR_OPERATIONS as readonly string[]).includes(op)) {
+        const c = CollectorRequest.safeParse(doc);
+        if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
+        send(res, 200, handleCollector(ctx, scope, c.data, doc));
+        return;
+      }
       if (typeof op === 'string' && (MUTATION_OPERATIONS as readonly string[]).includes(op)) {
         const m = MutationRequest.safeParse(doc);
         if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);

@@ -14,7 +14,7 @@ import { compilePlan, contextDigest, deriveTasks, type Plan, type Task } from '.
 import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor } from './types.js';
 
 export const AUTHORITY_FILE = 'authority.sqlite';
-export const AUTHORITY_SCHEMA_VERSION = 1;
+export const AUTHORITY_SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -66,6 +66,17 @@ CREATE TABLE enrollments (
 CREATE TABLE enrollment_revocations (
   registration_id TEXT PRIMARY KEY REFERENCES enrollments(registration_id),
   revoked_at INTEGER NOT NULL
+) STRICT;
+-- Operator-installed collector profiles: immutable rows, one exact registration (epoch) each. The
+-- newest installation of a registration is its current profile; evidence names the install_id.
+CREATE TABLE collector_profiles (
+  install_id TEXT PRIMARY KEY,
+  registration_id TEXT NOT NULL REFERENCES enrollments(registration_id),
+  seq INTEGER NOT NULL,
+  profile_digest TEXT NOT NULL,
+  canonical BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (registration_id, seq)
 ) STRICT;
 CREATE TABLE changes (
   repository TEXT NOT NULL,
@@ -403,6 +414,57 @@ export class Authority {
     return undefined;
   }
 
+  // ---- collector profiles ------------------------------------------------------------------------
+
+  /**
+   * Installs a collector profile (already validated and canonicalized by the caller) for its exact
+   * registration, which must be the executor's current, unrevoked one for a collector step. Installing
+   * the bytes that are already current is a no-op; anything else is a new immutable installation that
+   * replaces the current one (evidence bound to the old installation stops counting).
+   */
+  installCollectorProfile(input: { registration_id: string; registration_epoch: number; repository: string; profile: string; step_id: string; canonical: Buffer; profile_digest: string }): CollectorProfileRow & { changed: boolean } {
+    const tx = this.db.transaction(() => {
+      const e = this.getEnrollment(input.registration_id);
+      if (!e) throw notFound(`no enrollment ${input.registration_id}`, 'ENROLLMENT_NOT_FOUND');
+      if (e.repository !== input.repository || e.profile !== input.profile || e.step_id !== input.step_id || e.registration_epoch !== input.registration_epoch) {
+        throw badInput('the collector profile names another repository, profile, step or epoch than its registration', 'PROFILE_BINDING_MISMATCH');
+      }
+      const current = this.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id);
+      if (!current || current.registration_id !== e.registration_id) throw badInput('the registration is revoked or not the executor\'s current epoch', 'ENROLLMENT_NOT_CURRENT');
+      const p = this.requireProfile(e.repository, e.profile);
+      const step = this.loadRequirement(p.requirement_digest).requirement.steps.find((s) => s.id === e.step_id);
+      if (!step || step.action_class !== 'command_collector') throw badInput(`step ${e.step_id} is not a command_collector step of the installed requirement`, 'NOT_A_COLLECTOR_STEP');
+      const cur = this.currentCollectorProfile(e.registration_id);
+      if (cur && cur.profile_digest === input.profile_digest) return { ...cur, changed: false };
+      const row: CollectorProfileRow = {
+        install_id: `cp-${randomBytes(12).toString('hex')}`,
+        registration_id: e.registration_id,
+        seq: (cur?.seq ?? 0) + 1,
+        profile_digest: input.profile_digest,
+        canonical: input.canonical,
+        created_at: Date.now(),
+      };
+      this.db
+        .prepare('INSERT INTO collector_profiles (install_id, registration_id, seq, profile_digest, canonical, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(row.install_id, row.registration_id, row.seq, row.profile_digest, row.canonical, row.created_at);
+      return { ...row, changed: true };
+    });
+    return tx.immediate();
+  }
+
+  /** The newest installed collector profile of a registration, its bytes rechecked against the digest. */
+  currentCollectorProfile(registrationId: string): CollectorProfileRow | undefined {
+    const row = this.db.prepare('SELECT * FROM collector_profiles WHERE registration_id = ? ORDER BY seq DESC LIMIT 1').get(registrationId) as CollectorProfileRow | undefined;
+    if (row && domainDigest(DOMAINS.collectorProfile, row.canonical) !== row.profile_digest) throw localState('an installed collector profile does not match its digest', 'STORE_CORRUPT');
+    return row;
+  }
+
+  /** Whether a workspace token (an originating grant) still exists unrevoked. */
+  tokenActive(tokenId: string): boolean {
+    const row = this.db.prepare('SELECT revoked_at FROM tokens WHERE token_id = ?').get(tokenId) as { revoked_at: number | null } | undefined;
+    return row !== undefined && row.revoked_at === null;
+  }
+
   // ---- Changes and subjects ----------------------------------------------------------------------
 
   /** Records a new version of a Change at revision (creating the Change at version 1). */
@@ -498,6 +560,15 @@ export class Authority {
     this.taskCache.set(key, tasks);
     return tasks;
   }
+}
+
+export interface CollectorProfileRow {
+  readonly install_id: string;
+  readonly registration_id: string;
+  readonly seq: number;
+  readonly profile_digest: string;
+  readonly canonical: Buffer;
+  readonly created_at: number;
 }
 
 interface ProfileRow {
