@@ -57,6 +57,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority'], summary: 'trusted-local administration of the data dir (no HTTP, never generates keys)' },
   { path: ['authority', 'profile'], summary: 'agent-task profiles and their workflow requirements' },
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
+  { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
   { path: ['hub'], summary: 'the reference Hub' },
 ];
 
@@ -302,6 +303,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('./commands/authority/revoke-enrollment.js'),
   },
   {
+    path: ['authority', 'collector-profile', 'install'],
+    summary: 'install an immutable collector profile (pinned command recipe and runtime identity) for one registration epoch',
+    details:
+      'The file (docs/COLLECTOR.md) names one exact current registration (id and epoch), its repository, profile and ' +
+      'command_collector step, the complete command recipe (image ID, argv, working directory, timeout, output bound, ' +
+      'network none) and the runtime identity digest printed by `agent-task runtime-probe`. Installing is separate from ' +
+      'enrollment; installing other bytes later replaces the current installation and evidence bound to the old one stops ' +
+      'counting. Re-enrollment makes a new epoch that needs its own profile.',
+    options: [DATA_DIR, { flag: 'file', value: 'FILE', help: 'the collector profile JSON file ("-" for stdin)', required: true }],
+    load: () => import('./commands/authority/collector-profile-install.js'),
+  },
+  {
     path: ['checkpoint'],
     summary: 'record the workspace as an immutable snapshot and a new Change version (a fresh subject)',
     details:
@@ -320,6 +333,83 @@ export const COMMANDS: readonly CommandSpec[] = [
     json: false,
     options: [DATA_DIR, { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' }],
     load: () => import('./commands/hub/serve.js'),
+  },
+  {
+    path: ['agent-task', 'collector-claim'],
+    summary: 'claim a collector task for an enrolled executor; prints the server-derived descriptor',
+    details:
+      'The executor\'s current registration must have an installed collector profile for the task\'s step; the descriptor ' +
+      '(image, argv, working directory, bounds, runtime identity, execution request digest) comes from that profile, never ' +
+      'from the caller. ' + MUTATION_NOTE + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [
+      ...HUB_CALL,
+      ...TASK_SELECT,
+      { flag: 'lease-ms', value: 'N', help: 'requested lease, 1000..3600000 ms; the Hub never issues more', required: true },
+      { flag: 'executor-id', value: 'ID', help: 'the enrolled executor that will collect', required: true },
+      { flag: 'execution-operation-id', value: 'ID', help: 'the new execution identity', defaultText: 'generated' },
+      REQUEST_ID,
+    ],
+    load: () => import('./commands/agent-task/collector-claim.js'),
+  },
+  {
+    path: ['agent-task', 'collector-descriptor'],
+    summary: 'read the server-derived descriptor of a claimed collector attempt (side-effect free)',
+    details: CALL_EXIT,
+    args: [{ name: 'CHANGE', help: 'the Change id (unused; accepted for symmetry)' }],
+    options: [...HUB_MUTATION, { flag: 'task-id', value: 'ID', help: 'the task', required: true }, { flag: 'attempt-id', value: 'ID', help: 'the attempt', required: true }],
+    load: () => import('./commands/agent-task/collector-descriptor.js'),
+  },
+  {
+    path: ['agent-task', 'collector-finalize'],
+    summary: 'create the v2 receipt of the current subject from retained, validated transfers',
+    details:
+      'Refused (exit 7) unless every required task succeeded with live evidence (current registration, profile installation ' +
+      'and originating grant). Calling it again with a new --request-id reconciles a finalization that did not complete; it ' +
+      'never runs a collector. ' + MUTATION_NOTE + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [...HUB_CALL, REQUEST_ID],
+    load: () => import('./commands/agent-task/collector-finalize.js'),
+  },
+  {
+    path: ['agent-task', 'collect'],
+    summary: 'run the pinned check of a claimed collector attempt on the exact snapshot, sign, retain and upload the transfer',
+    details:
+      'Reads the server-derived descriptor and recompiles it against the local authority in --data-dir (registration, installed ' +
+      'profile, execution request); checks the attempt is still applicable before running and before signing; durably reserves ' +
+      'the execution in the owner-private state dir before any external effect; materializes the snapshot; runs the recipe in a ' +
+      'container (no network, read-only snapshot, timeout, bounded output, confirmed removal); signs the transfer with the ' +
+      'enrolled key; retains it; uploads it. Exits 0 when the check failed too: the typed failed record was uploaded. Run again ' +
+      'after a crash: it never reruns a command (a started container is waited for; a retained transfer is only uploaded). ' +
+      'No claim loop and no fallback runtime. Exit 7 when the attempt is no longer applicable or the execution is uncertain, ' +
+      '12 when the runtime is unavailable. ' + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [
+      ...HUB_CALL,
+      ...TASK_SELECT,
+      { flag: 'attempt-id', value: 'ID', help: 'the claimed attempt (from collector-claim)', required: true },
+      KEY_DIR,
+      { flag: 'state-dir', value: 'DIR', help: 'owner-private collector state', defaultText: 'KEY_DIR/state' },
+      DOCKER_HOST,
+    ],
+    load: () => import('./commands/agent-task/collect.js'),
+  },
+  {
+    path: ['agent-task', 'retry-upload'],
+    summary: 'upload the identical retained signed transfer of an attempt again',
+    details:
+      'Never runs or re-signs anything. The Hub answers an exact committed retry with its historical retained view; changed ' +
+      'bytes under the same upload request id exit 7. ' + CALL_EXIT,
+    options: [
+      ENDPOINT,
+      REPOSITORY,
+      PROFILE,
+      TOKEN_FILE,
+      { flag: 'attempt-id', value: 'ID', help: 'the attempt whose transfer is retained', required: true },
+      { flag: 'key-dir', value: 'DIR', help: 'the collector key dir (state in KEY_DIR/state)' },
+      { flag: 'state-dir', value: 'DIR', help: 'the collector state dir', defaultText: 'KEY_DIR/state' },
+    ],
+    load: () => import('./commands/agent-task/retry-upload.js'),
   },
   {
     path: ['agent-task', 'runtime-probe'],

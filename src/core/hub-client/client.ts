@@ -78,13 +78,20 @@ export class HubClient {
     throw errorFromAnswer(a);
   }
 
-  request(pathname: string, body: string | undefined): Promise<HubAnswer> {
+  /** POSTs signed transfer bytes to the upload route; onSent fires once the body is written. */
+  async upload(bytes: Buffer, onSent?: () => void): Promise<JsonValue> {
+    const a = await this.request(`${this.operationPath}/collector-upload`, bytes, 'application/octet-stream', onSent);
+    if (a.status === 200) return a.body;
+    throw errorFromAnswer(a);
+  }
+
+  request(pathname: string, body: string | Buffer | undefined, contentType = 'application/json', onSent?: () => void): Promise<HubAnswer> {
     const max = this.opts.maxAnswerBytes ?? DEFAULT_ANSWER_MAX_BYTES;
-    const payload = body === undefined ? undefined : Buffer.from(body, 'utf8');
+    const payload = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     return new Promise<HubAnswer>((resolve, reject) => {
       const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${this.opts.token}`, accept: 'application/json' };
       if (payload) {
-        headers['content-type'] = 'application/json';
+        headers['content-type'] = contentType;
         headers['content-length'] = payload.length;
       }
       const req = http.request(
@@ -131,6 +138,7 @@ export class HubClient {
       req.on('error', (e: NodeJS.ErrnoException) => {
         reject(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', `the Hub could not be reached (${e.code ?? 'connection error'})`));
       });
+      if (onSent) req.once('finish', onSent);
       req.end(payload);
     });
   }

@@ -1,0 +1,34 @@
+// agentscm authority collector-profile install --data-dir D --file F: installs an immutable collector
+// profile for one exact registration epoch (docs/COLLECTOR.md). Separate from enrollment.
+
+import { Authority } from '../../core/authority/store.js';
+import { collectorProfileBytes, collectorProfileDigest, type CollectorProfile } from '../../core/collector/transfer.js';
+import { decodeContract } from '../../core/contract/common.js';
+import { CollectorProfileFile } from '../../core/contract/collector.js';
+import { readBoundedInput } from '../../core/fs/safe.js';
+import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
+import { stringOpt } from '../options.js';
+
+export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  const raw = readBoundedInput(stringOpt(inv, 'file'), 64 * 1024, 'collector profile file');
+  const doc = decodeContract(raw, CollectorProfileFile, { maxBytes: 64 * 1024, what: 'collector profile file', code: 'INVALID_COLLECTOR_PROFILE' });
+  const profile = doc as CollectorProfile;
+  const a = Authority.open(stringOpt(inv, 'data-dir'));
+  try {
+    const row = a.installCollectorProfile({
+      registration_id: doc.registration_id,
+      registration_epoch: doc.registration_epoch,
+      repository: doc.repository,
+      profile: doc.profile,
+      step_id: doc.step_id,
+      canonical: collectorProfileBytes(profile),
+      profile_digest: collectorProfileDigest(profile),
+    });
+    return {
+      data: { install_id: row.install_id, profile_digest: row.profile_digest, registration_id: row.registration_id, seq: row.seq, changed: row.changed },
+      text: `${row.changed ? 'installed' : 'already current'}: collector profile ${row.install_id} (${row.profile_digest}) for registration ${row.registration_id}`,
+    };
+  } finally {
+    a.close();
+  }
+}
