@@ -6,6 +6,11 @@ import type Docker from 'dockerode';
 import { runtimeUnavailable } from './engine.js';
 
 export const TEST_IMAGE_REPO = 'localhost/agentscm-test-busybox';
+
+/** The demo's image: the same busybox root file system. */
+export function ensureBusyboxImage(docker: Docker): Promise<string> {
+  return ensureTestImage(docker);
+}
 const IMAGE_LAYOUT_VERSION = '1';
 const BUSYBOX_CANDIDATES = ['/bin/busybox', '/usr/bin/busybox'];
 const APPLETS = [

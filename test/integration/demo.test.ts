@@ -1,4 +1,5 @@
-// `npm run demo` must stay true: it runs the main job through the real CLI and exits 0.
+// `npm run demo` must stay true: it runs the main job through the real CLI, a real Hub and a real
+// container engine, and exits 0.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -6,10 +7,14 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { REPO_ROOT } from '../support/cli.js';
 
-test('the demo runs end to end', () => {
-  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'scripts', 'demo.js')], { encoding: 'utf8', timeout: 120_000 });
+test('the demo runs end to end: qualified for the passing check, not for the broken one', () => {
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'dist', 'scripts', 'demo.js')], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-  assert.match(r.stdout, /^valid: signature verifies over [0-9a-f]{64}$/m);
-  assert.match(r.stdout, /signature does not verify[\s\S]*\(exit 10\)/);
+  const quals = [...r.stdout.matchAll(/^qualified: (true|false)$/gm)].map((m) => m[1]);
+  // Before finalize (false), after finalize (true), then the broken subject (false).
+  assert.deepEqual(quals, ['false', 'true', 'false']);
+  assert.match(r.stdout, /collected task-[0-9a-f]+: passed \(exit 0\)/);
+  assert.match(r.stdout, /collected task-[0-9a-f]+: failed \(exit 1\)[\s\S]*\(exit 0\)/);
+  assert.match(r.stdout, /"code":"collector_not_passed"/);
   assert.match(r.stdout, /^# Done: /m);
 });

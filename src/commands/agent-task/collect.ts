@@ -80,7 +80,6 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
         throw conflict('the observed runtime identity is not the one the collector profile pins; nothing was run (no fallback runtime)', 'RUNTIME_IDENTITY_CHANGED');
       }
       let materialized = false;
-      progress.start('run', profile.recipe.argv.join(' '));
       const run = await c.runOrRecover({
         docker,
         paths,
@@ -96,7 +95,10 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
           return dir;
         },
       });
-      if (!materialized) progress.skip('materialize', 'recovered');
+      if (!materialized) {
+        progress.skip('materialize', 'recovered');
+        progress.start('run', 'completing the run a crashed collector started');
+      }
       recovered = run.recovered;
       progress.done('run', `exit ${run.result.exitCode}${run.result.timedOut ? ', timed out' : ''}`);
       const record = c.buildRecord(d.execution_request_digest, observed, run);
