@@ -162,7 +162,7 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
       if (!j || !task || task.subject.repository !== scope.repository || task.subject.profile !== scope.profile) throw notFoundError('task_not_found', 'no such claimed task');
       const a = j.attempt(req.attempt_id);
       if (!a || a.task_id !== task.task_id) throw notFoundError('attempt_not_found', 'no such attempt of this task');
-      if (a.owner_id !== actor.owner_id) throw new HubError(403, 'not_attempt_owner', 'only the attempt\'s owner may read its descriptor');
+      if (a.owner_id !== actor.owner_id) throw conflict('not_attempt_owner', 'only the attempt\'s owner may read its descriptor');
       const ca = collectorAttempt(j, a.attempt_id);
       if (a.kind !== 'collector' || !ca) throw conflict('not_a_collector_attempt', 'the attempt was not claimed with collector_claim');
       const row = installRow(ctx.authority, a.registration_id!, ca.install_id);
@@ -234,7 +234,7 @@ export function importTransfer(journal: Journal, authority: Authority, actor: To
       if (h.repository !== scope.repository || h.profile !== scope.profile) throw refused('transfer_scope_mismatch', 'the transfer names another repository or profile than the route');
       if (h.audience !== authority.authorityId()) throw refused('wrong_audience', 'the transfer is for another authority');
       if (h.origin.owner_id !== actor.owner_id || h.origin.agent_id !== actor.agent_id || h.origin.grant_generation !== actor.token_id) {
-        throw new HubError(403, 'origin_mismatch', 'the transfer\'s originating actor or grant is not the authenticated one');
+        throw conflict('origin_mismatch', 'the transfer\'s originating actor or grant is not the authenticated one');
       }
       const task = retainedTask(journal, h.task_id);
       if (!task || task.subject.repository !== scope.repository || task.subject.profile !== scope.profile) throw notFoundError('task_not_found', 'no such claimed task');
@@ -256,19 +256,19 @@ export function importTransfer(journal: Journal, authority: Authority, actor: To
       // and its current profile installation the one the attempt was claimed under.
       const e = authority.getEnrollment(h.registration.registration_id);
       if (!e || e.registration_id !== a.registration_id) throw conflict('binding_mismatch', 'the transfer\'s registration is not the attempt\'s');
-      if (e.revoked_at !== null) throw new HubError(403, 'enrollment_revoked', 'the collector\'s enrollment is revoked');
+      if (e.revoked_at !== null) throw conflict('enrollment_revoked', 'the collector\'s enrollment is revoked');
       if (authority.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id)?.registration_id !== e.registration_id) {
-        throw new HubError(403, 'enrollment_not_current', 'the collector\'s registration epoch is no longer current');
+        throw conflict('enrollment_not_current', 'the collector\'s registration epoch is no longer current');
       }
       if (e.executor_id !== h.registration.executor_id || e.registration_epoch !== h.registration.registration_epoch || e.verification_key_id !== h.registration.verification_key_id) {
-        throw new HubError(403, 'registration_mismatch', 'the transfer names another key or epoch than the registration');
+        throw conflict('registration_mismatch', 'the transfer names another key or epoch than the registration');
       }
       const row = authority.currentCollectorProfile(e.registration_id);
       if (!row || row.install_id !== ca.install_id || row.install_id !== h.collector_profile.install_id || row.profile_digest !== h.collector_profile.profile_digest) {
-        throw new HubError(403, 'collector_profile_changed', 'the collector profile is not the installation the attempt was claimed under');
+        throw conflict('collector_profile_changed', 'the collector profile is not the installation the attempt was claimed under');
       }
       if (!verifyStrict(parts.signature, headerSigningDigest(parts.header), parsePublicKeyHex(e.public_key))) {
-        throw new HubError(403, 'signature_invalid', 'the transfer signature does not verify under the enrolled key');
+        throw refused('signature_invalid', 'the transfer signature does not verify under the enrolled key');
       }
 
       const [requestBytes, recordBytes] = wrap(() => sliceRecords(parts.rest, h.records));
@@ -398,7 +398,7 @@ function finalize(ctx: MutationContext, scope: Scope, req: Extract<CollectorRequ
       const ev = subjectEvidence(j, authority, tasks);
       if (!ev.ok) throw conflict(ev.code === 'authorization_changed' ? 'authorization_changed' : 'not_ready', `the subject cannot be finalized: ${ev.code}`);
       // Every originating grant must still be live (tokens are checked by transferLive) and belong to the caller's owner.
-      if (ev.evidence.some((x) => x.attempt.owner_id !== scope.actor.owner_id)) throw new HubError(403, 'origin_mismatch', 'the evidence belongs to another owner');
+      if (ev.evidence.some((x) => x.attempt.owner_id !== scope.actor.owner_id)) throw conflict('origin_mismatch', 'the evidence belongs to another owner');
       const body = receiptBody(subject, ev.evidence);
       const receiptDigest = domainDigest(DOMAINS.receipt, body);
       const now = Date.now();

@@ -1,0 +1,196 @@
+// The collector end to end through the built CLI: a real Hub over HTTP, real podman through dockerode,
+// the busybox test image. Passing and failing checks, qualification and its live checks, exact retries,
+// and the Hub's refusals of tampered, wrongly signed, revoked and runtime-changed transfers.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseStrictJson } from '../../src/core/canonical/json.js';
+import { encodeTransfer, executionRecordBytes, headerBytes, headerSigningDigest, recordEntry, sliceRecords, splitTransfer, type ExecutionRecord, type TransferHeader } from '../../src/core/collector/transfer.js';
+import { generateKeyPair, sign } from '../../src/core/crypto/ed25519.js';
+import { loadKey } from '../../src/core/crypto/keystore.js';
+import { agentscm, json } from '../support/cli.js';
+import { EXAMPLE_WORKSPACE } from '../support/hub.js';
+import { checkpoint, claim, collect, collectorRig, executionDir, finalize, installProfile, profileDoc, qualification, retainedTransfers, retryUpload, type CollectorRig } from '../support/collector.js';
+
+describe('agent-task collect', () => {
+  let rig: CollectorRig;
+  before(async () => {
+    rig = await collectorRig();
+  });
+  after(async () => {
+    await rig.stop();
+  });
+
+  it('a passing check qualifies the exact subject after finalize, and stops qualifying after revocation', () => {
+    checkpoint(rig, 'pass');
+    const c = claim(rig, 'pass');
+    const r = collect(rig, 'pass', c);
+    assert.equal(r.code, 0, r.stderr);
+    const out = json(r);
+    assert.equal(out.outcome, 'passed');
+    assert.equal(out.exit_code, 0);
+    assert.equal(r.stderr, '', 'nothing but the one JSON document in --json mode');
+    assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+
+    const before = qualification(rig, 'pass');
+    assert.equal(before.code, 8);
+    assert.deepEqual(before.doc.next, { operation: 'collector_finalize' });
+    const f = finalize(rig, 'pass');
+    assert.equal(f.code, 0, f.stderr);
+    const receipt = json(f);
+    assert.equal(receipt.receipt_version, 2);
+    const q = qualification(rig, 'pass');
+    assert.equal(q.code, 0, JSON.stringify(q.doc));
+    assert.equal(q.doc.qualified, true);
+    assert.equal(q.doc.receipt_digest, receipt.receipt_digest);
+
+    // A reinstalled (changed) profile: the receipt's installation is no longer current.
+    installProfile(rig, profileDoc(rig, ['sh', './check.sh']));
+    const changed = qualification(rig, 'pass');
+    assert.equal(changed.doc.qualified, false);
+    assert.deepEqual(changed.doc.failures, [{ task_id: c.task_id, code: 'authorization_changed' }]);
+    installProfile(rig, profileDoc(rig)); // the same bytes again are a new installation: still not the receipt's
+    assert.equal(qualification(rig, 'pass').doc.qualified, false);
+  });
+
+  it('a failing check exits 0, uploads a typed failed record and does not qualify', () => {
+    fs.writeFileSync(path.join(rig.workspace, 'greet.sh'), "greet() {\n  printf 'bye, %s\\n' \"$1\"\n}\n");
+    try {
+      checkpoint(rig, 'fail');
+      const c = claim(rig, 'fail');
+      const r = collect(rig, 'fail', c);
+      assert.equal(r.code, 0, r.stderr);
+      const out = json(r);
+      assert.equal(out.outcome, 'failed');
+      assert.equal(out.exit_code, 1);
+      assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'failed' });
+      const q = qualification(rig, 'fail');
+      assert.equal(q.code, 8);
+      assert.equal(q.doc.qualified, false);
+      assert.deepEqual(q.doc.failures, [{ task_id: c.task_id, code: 'collector_not_passed' }]);
+      assert.equal(finalize(rig, 'fail').code, 7);
+      // A new checkpoint gives a new subject; the old one is superseded.
+      checkpoint(rig, 'fail');
+      assert.equal(qualification(rig, 'fail').doc.subject_current, true);
+    } finally {
+      restoreWorkspace(rig);
+    }
+  });
+
+  it('retry-upload re-sends the identical retained bytes; changed bytes under the same upload id conflict', () => {
+    restoreWorkspace(rig);
+    checkpoint(rig, 'retry');
+    const c = claim(rig, 'retry');
+    assert.equal(collect(rig, 'retry', c).code, 0);
+    const again = retryUpload(rig, c);
+    assert.equal(again.code, 0, again.stderr);
+    const view = json(again);
+    assert.equal(view.replayed, true);
+    assert.equal(view.outcome, 'passed');
+    // A second collect run uploads the retained bytes again and never reruns.
+    const rerun = collect(rig, 'retry', c);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.equal(json(rerun).resumed, true);
+
+    const file = path.join(executionDir(rig, c.attempt_id), 'transfer.bin');
+    const original = fs.readFileSync(file);
+    fs.writeFileSync(file, resign(original, rig, (rec) => ({ ...rec, finished_at: '2000-01-01T00:00:00Z' })));
+    const changed = retryUpload(rig, c);
+    assert.equal(changed.code, 7, changed.stdout + changed.stderr);
+    assert.match(changed.stdout, /UPLOAD_REQUEST_CONFLICT/);
+    fs.writeFileSync(file, original);
+    assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+  });
+
+  describe('the Hub refuses', () => {
+    /** A fresh attempt whose signed transfer is retained but not uploaded (the collector died after retention). */
+    const retainedOnly = (change: string) => {
+      restoreWorkspace(rig);
+      checkpoint(rig, change);
+      const c = claim(rig, change);
+      const r = collect(rig, change, c, { AGENTSCM_FAULT: 'after-retain' });
+      assert.equal(r.code, -1, 'killed by the fault injector');
+      const file = path.join(executionDir(rig, c.attempt_id), 'transfer.bin');
+      return { c, file, original: fs.readFileSync(file) };
+    };
+
+    it('a tampered transfer', () => {
+      const { c, file, original } = retainedOnly('tamper');
+      const bad = Buffer.from(original);
+      const at = bad.length - 10;
+      bad.writeUInt8(bad.readUInt8(at) ^ 0x01, at);
+      fs.writeFileSync(file, bad);
+      const r = retryUpload(rig, c);
+      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.match(r.stdout, /RECORD_DIGEST_MISMATCH|INVALID_TRANSFER/);
+      assert.equal(retainedTransfers(rig, c.attempt_id).count, 0);
+      fs.writeFileSync(file, original);
+      assert.equal(retryUpload(rig, c).code, 0, 'the untouched bytes are accepted');
+    });
+
+    it('a transfer signed with another key', () => {
+      const { c, file, original } = retainedOnly('wrongkey');
+      fs.writeFileSync(file, resign(original, rig, (r) => r, generateKeyPair().secretKey));
+      const r = retryUpload(rig, c);
+      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.match(r.stdout, /SIGNATURE_INVALID/);
+      assert.equal(retainedTransfers(rig, c.attempt_id).count, 0);
+    });
+
+    it('a transfer with a changed runtime identity', () => {
+      const { c, file, original } = retainedOnly('runtime');
+      const other = 'ab'.repeat(32);
+      fs.writeFileSync(file, resign(original, rig, (r) => ({ ...r, observed_runtime_identity_digest: other }), undefined, other));
+      const r = retryUpload(rig, c);
+      assert.equal(r.code, 3, r.stdout + r.stderr);
+      assert.match(r.stdout, /RUNTIME_IDENTITY_MISMATCH/);
+      assert.equal(retainedTransfers(rig, c.attempt_id).count, 0);
+    });
+
+    // Last: revocation ends this rig's enrollment.
+    it('a transfer from a revoked enrollment, and a receipt stops qualifying', () => {
+      restoreWorkspace(rig);
+      checkpoint(rig, 'rv');
+      const done = claim(rig, 'rv');
+      assert.equal(collect(rig, 'rv', done).code, 0);
+      assert.equal(finalize(rig, 'rv').code, 0);
+      assert.equal(qualification(rig, 'rv').doc.qualified, true);
+      const { c } = retainedOnly('revoked');
+      assert.equal(agentscm(['authority', 'revoke-enrollment', '--data-dir', rig.dataDir, '--registration-id', rig.registrationId, '--json']).code, 0);
+      const r = retryUpload(rig, c);
+      assert.equal(r.code, 7, r.stdout + r.stderr);
+      assert.match(r.stdout, /ENROLLMENT_REVOKED/);
+      assert.equal(retainedTransfers(rig, c.attempt_id).count, 0);
+      const q = qualification(rig, 'rv');
+      assert.equal(q.code, 8);
+      assert.equal(q.doc.qualified, false);
+      assert.equal(q.doc.receipt_digest, null);
+    });
+  });
+});
+
+function restoreWorkspace(rig: CollectorRig): void {
+  fs.copyFileSync(path.join(EXAMPLE_WORKSPACE, 'greet.sh'), path.join(rig.workspace, 'greet.sh'));
+}
+
+/**
+ * Rebuilds a retained transfer with a changed record (and optionally another observed runtime identity
+ * in the header), signed with the enrolled key or another one: a fabricated transfer for refusal tests.
+ */
+function resign(bytes: Buffer, rig: CollectorRig, change: (r: ExecutionRecord) => ExecutionRecord, secretKey?: Uint8Array, observed?: string): Buffer {
+  const parts = splitTransfer(bytes);
+  const header = parseStrictJson(parts.header, { maxBytes: 1 << 16, what: 'header' }) as unknown as TransferHeader;
+  const [req, rec] = sliceRecords(parts.rest, header.records);
+  const record = change(JSON.parse(rec!.toString('utf8')) as ExecutionRecord);
+  const recBytes = executionRecordBytes(record);
+  const h: TransferHeader = {
+    ...header,
+    observed_runtime_identity_digest: observed ?? header.observed_runtime_identity_digest,
+    records: [recordEntry('execution_request', req!), recordEntry('execution_record', recBytes)],
+  };
+  const hb = headerBytes(h);
+  const sig = sign(headerSigningDigest(hb), secretKey ?? loadKey(rig.keyDir).secretKey);
+  return encodeTransfer(hb, sig, [req!, recBytes]);
+}
