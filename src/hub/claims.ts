@@ -330,12 +330,12 @@ function boundAttempt(j: Journal, scope: Scope, b: AttemptBinding): { task: Reta
   if (!attempt || attempt.task_id !== task.task_id) throw notFoundError('attempt_not_found', 'no such attempt of this task');
   if (task.task_digest !== b.task_digest) throw conflict('task_digest_mismatch', 'the task digest does not match the retained task');
   if (attempt.attempt_digest !== b.attempt_digest) throw conflict('attempt_digest_mismatch', 'the attempt digest does not match the retained attempt');
-  if (attempt.execution_operation_id !== b.execution_operation_id || attempt.executor_id !== b.executor_id) {
-    throw conflict('binding_mismatch', 'the execution identity or executor does not match the attempt');
-  }
   // An old fence never touches a replacement: the fence must be the attempt's own, and a replaced
   // attempt's fence is stale by definition.
   if (attempt.fence !== b.fence || attempt.state === 'replaced') throw conflict('stale_fence', 'the fence is stale: the attempt was superseded');
+  if (attempt.execution_operation_id !== b.execution_operation_id || attempt.executor_id !== b.executor_id) {
+    throw conflict('binding_mismatch', 'the execution identity or executor does not match the attempt');
+  }
   return { task, attempt };
 }
 

@@ -391,18 +391,6 @@ export class Authority {
     return e && e.revoked_at === null ? e : undefined;
   }
 
-  /** The current registration of the executor that holds this verification key for a step, if any. */
-  currentRegistrationByKey(repository: string, profile: string, stepId: string, verificationKeyId: string): Enrollment | undefined {
-    const rows = this.db
-      .prepare('SELECT DISTINCT executor_id FROM enrollments WHERE repository = ? AND profile = ? AND step_id = ? AND verification_key_id = ?')
-      .all(repository, profile, stepId, verificationKeyId) as { executor_id: string }[];
-    for (const r of rows) {
-      const e = this.currentRegistration(repository, profile, stepId, r.executor_id);
-      if (e && e.verification_key_id === verificationKeyId) return e;
-    }
-    return undefined;
-  }
-
   // ---- Changes and subjects ----------------------------------------------------------------------
 
   /** Records a new version of a Change at revision (creating the Change at version 1). */
