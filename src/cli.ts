@@ -4,7 +4,7 @@
 
 import { runProgram, type Program } from './cli/run.js';
 import type { CommandContext, CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
-import { AGENTSCM_VERSION, TREE_RING_VERSION } from './version.js';
+import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 
 // ---- shared option specs -------------------------------------------------------------------------
 
@@ -40,6 +40,12 @@ const ATTEMPT_SELECT: readonly OptionSpec[] = [
 const ATTEMPT_NOTE = 'The attempt\'s exact binding (digests, execution identity, executor) is read side-effect free from the Hub first. ';
 const MUTATION_NOTE =
   'An identical retry with the same --request-id returns the retained outcome; the same id with other bytes or another kind exits 7. ';
+const DOCKER_HOST: OptionSpec = {
+  flag: 'docker-host',
+  value: 'URL',
+  help: 'Docker Engine API endpoint, unix:///path or tcp://host:port',
+  defaultText: 'DOCKER_HOST, else /var/run/docker.sock, else the podman socket',
+};
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
 // ---- groups --------------------------------------------------------------------------------------
@@ -315,6 +321,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [DATA_DIR, { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' }],
     load: () => import('./commands/hub/serve.js'),
   },
+  {
+    path: ['agent-task', 'runtime-probe'],
+    summary: 'observe the OCI backend and a pinned image and print the runtime identity digest',
+    details:
+      'Asks the Docker Engine API (Docker, or podman\'s `podman system service`) for the engine name and version, API ' +
+      'version, OS/architecture and default OCI runtime, and inspects IMAGE_ID, which must be a full sha256:<64 hex> ID ' +
+      'of an image already present: tags are refused and nothing is ever pulled. Prints the canonical runtime identity ' +
+      'and runtime_identity_digest, the value a collector profile pins. Exits 12 (RUNTIME_UNAVAILABLE) when no engine ' +
+      'answers or the image is missing.',
+    options: [DOCKER_HOST, { flag: 'image', value: 'IMAGE_ID', help: 'full image ID, sha256:<64 hex>', required: true }],
+    load: () => import('./commands/agent-task/runtime-probe.js'),
+  },
 ];
 
 // ---- programs ------------------------------------------------------------------------------------
@@ -322,7 +340,7 @@ export const COMMANDS: readonly CommandSpec[] = [
 export const AGENTSCM: Program = {
   name: 'agentscm',
   version: AGENTSCM_VERSION,
-  versionLine: `agentscm ${AGENTSCM_VERSION} (tree-ring ${TREE_RING_VERSION})`,
+  versionLine: versionLine('agentscm'),
   commands: COMMANDS,
   groups: GROUPS,
   defaultErrorPolicy: 'agentscm',
@@ -332,10 +350,14 @@ export const AGENTSCM: Program = {
 export const TREE_RING: Program = {
   name: 'tree-ring',
   version: TREE_RING_VERSION,
-  versionLine: `tree-ring ${TREE_RING_VERSION}`,
+  versionLine: versionLine('tree-ring'),
   commands: COMMANDS.filter((c) => c.path[0] === 'tree-ring').map((c) => ({ ...c, path: c.path.slice(1) })),
   groups: GROUPS.filter((g) => g.path[0] === 'tree-ring' && g.path.length > 1).map((g) => ({ ...g, path: g.path.slice(1) })),
   defaultErrorPolicy: 'tree-ring',
+  exitStatus: [
+    [0, 'success'],
+    [2, 'any error, following upstream Tree Ring: one line "error: ..." on stderr and nothing on stdout'],
+  ],
 };
 
 export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {
@@ -343,5 +365,9 @@ export function processContext(program: 'agentscm' | 'tree-ring'): CommandContex
 }
 
 export async function main(argv: readonly string[], program: 'agentscm' | 'tree-ring'): Promise<number> {
+  // A reader that went away (`agentscm … | head`) is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
   return runProgram(program === 'agentscm' ? AGENTSCM : TREE_RING, argv, processContext(program));
 }
