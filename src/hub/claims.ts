@@ -71,8 +71,7 @@ interface IdempotencyRow {
 }
 
 function lookupRequest(j: Journal, actor: TokenActor, requestId: string): IdempotencyRow | undefined {
-  return j.db
-    .prepare('SELECT kind, request_digest, task_id, attempt_id, response FROM idempotency WHERE owner_id = ? AND agent_id = ? AND request_id = ?')
+  return j.stmt('SELECT kind, request_digest, task_id, attempt_id, response FROM idempotency WHERE owner_id = ? AND agent_id = ? AND request_id = ?')
     .get(actor.owner_id, actor.agent_id, requestId) as IdempotencyRow | undefined;
 }
 
@@ -90,8 +89,7 @@ export function retainedOutcome(j: Journal, actor: TokenActor, kind: MutationKin
 }
 
 export function commitRequest(j: Journal, actor: TokenActor, kind: MutationKind, requestId: string, digest: string, taskId: string, attemptId: string | null, response: JsonValue, now: number): void {
-  j.db
-    .prepare('INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+  j.stmt('INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
     .run(actor.owner_id, actor.agent_id, requestId, kind, digest, taskId, attemptId, canonicalJsonBytes(response), now);
 }
 
@@ -106,7 +104,7 @@ export interface RetainedTask {
 }
 
 export function retainedTask(j: Journal, taskId: string): RetainedTask | undefined {
-  const row = j.db.prepare('SELECT task_id, task_digest, canonical FROM tasks WHERE task_id = ?').get(taskId) as
+  const row = j.stmt('SELECT task_id, task_digest, canonical FROM tasks WHERE task_id = ?').get(taskId) as
     | { task_id: string; task_digest: string; canonical: Buffer }
     | undefined;
   if (!row) return undefined;
@@ -128,8 +126,7 @@ export function retainedTask(j: Journal, taskId: string): RetainedTask | undefin
 
 function retainTask(j: Journal, task: Task, now: number): void {
   const s = task.subject;
-  j.db
-    .prepare(
+  j.stmt(
       'INSERT OR IGNORE INTO tasks (task_id, task_digest, repository, profile, change_id, change_version, policy_epoch, step_id, canonical, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     )
     .run(task.task_id, task.task_digest, s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, task.step.id, task.canonical, now);
@@ -163,8 +160,7 @@ export function attemptWire(a: AttemptRow): JsonValue {
  * leased (live or expired) or cancelled: only a result or explicit reconciliation resolves it.
  */
 export function priorUnresolved(j: Journal, s: Subject, stepId: string, exceptTaskId: string): string | undefined {
-  const row = j.db
-    .prepare(
+  const row = j.stmt(
       `SELECT t.task_id AS task_id FROM (
          SELECT task_id, created_at FROM tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id != ?
          ORDER BY created_at DESC LIMIT ${PRIOR_SCAN_LIMIT}) t
@@ -277,8 +273,7 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
       });
       const attemptDigest = domainDigest(DOMAINS.attempt, canonical);
       retainTask(journal, task, opts.now);
-      journal.db
-        .prepare(
+      journal.stmt(
           `INSERT INTO attempts (attempt_id, task_id, attempt_digest, claim_request_id, execution_operation_id, owner_id, agent_id, registration_id, registration_epoch,
              kind, executor_id, fence, lease_ms, lease_expires_at, state, canonical, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'leased', ?, ?, ?)`,
@@ -330,12 +325,12 @@ function boundAttempt(j: Journal, scope: Scope, b: AttemptBinding): { task: Reta
   if (!attempt || attempt.task_id !== task.task_id) throw notFoundError('attempt_not_found', 'no such attempt of this task');
   if (task.task_digest !== b.task_digest) throw conflict('task_digest_mismatch', 'the task digest does not match the retained task');
   if (attempt.attempt_digest !== b.attempt_digest) throw conflict('attempt_digest_mismatch', 'the attempt digest does not match the retained attempt');
-  if (attempt.execution_operation_id !== b.execution_operation_id || attempt.executor_id !== b.executor_id) {
-    throw conflict('binding_mismatch', 'the execution identity or executor does not match the attempt');
-  }
   // An old fence never touches a replacement: the fence must be the attempt's own, and a replaced
   // attempt's fence is stale by definition.
   if (attempt.fence !== b.fence || attempt.state === 'replaced') throw conflict('stale_fence', 'the fence is stale: the attempt was superseded');
+  if (attempt.execution_operation_id !== b.execution_operation_id || attempt.executor_id !== b.executor_id) {
+    throw conflict('binding_mismatch', 'the execution identity or executor does not match the attempt');
+  }
   return { task, attempt };
 }
 
@@ -376,13 +371,13 @@ export function mutateAttempt(journal: Journal, authority: Authority, actor: Tok
           if (!subjectCurrent(authority, task.subject)) throw conflict('subject_not_current', 'the subject is no longer current');
           if (!evidenceCurrent(authority, attempt)) throw conflict('enrollment_not_current', 'the attempt\'s executor enrollment is no longer current');
           const ms = Math.min(m.requested_lease_ms ?? attempt.lease_ms, attempt.lease_ms);
-          journal.db.prepare('UPDATE attempts SET lease_expires_at = ?, updated_at = ? WHERE attempt_id = ?').run(m.now + ms, m.now, attempt.attempt_id);
+          journal.stmt('UPDATE attempts SET lease_expires_at = ?, updated_at = ? WHERE attempt_id = ?').run(m.now + ms, m.now, attempt.attempt_id);
           break;
         }
         case 'cancel':
           if (!holder) throw conflict('not_attempt_holder', 'only the agent holding the attempt may cancel it');
           if (attempt.state !== 'leased') throw conflict('attempt_not_leased', `the attempt is ${attempt.state}`);
-          journal.db.prepare("UPDATE attempts SET state = 'cancelled', outcome = 'uncertain', outcome_code = 'attempt_cancelled', updated_at = ? WHERE attempt_id = ?").run(m.now, attempt.attempt_id);
+          journal.stmt("UPDATE attempts SET state = 'cancelled', outcome = 'uncertain', outcome_code = 'attempt_cancelled', updated_at = ? WHERE attempt_id = ?").run(m.now, attempt.attempt_id);
           break;
         case 'reconcile': {
           // Authorized reconciliation: any agent of the attempt's owner, even after the subject went
@@ -391,8 +386,7 @@ export function mutateAttempt(journal: Journal, authority: Authority, actor: Tok
           if (attempt.state === 'finished') throw conflict('attempt_finished', 'a finished attempt needs no reconciliation');
           if (!authority.getChangeVersion(task.subject.repository, task.subject.change_id, task.subject.change_version)) throw notFoundError('subject_not_found', 'the Change no longer exists');
           const newFence = attempt.fence + 1;
-          journal.db
-            .prepare("UPDATE attempts SET state = 'replaced', superseded_by_fence = ?, updated_at = ? WHERE attempt_id = ?")
+          journal.stmt("UPDATE attempts SET state = 'replaced', superseded_by_fence = ?, updated_at = ? WHERE attempt_id = ?")
             .run(newFence, m.now, attempt.attempt_id);
           supersession = { old_fence: attempt.fence, new_fence: newFence };
           break;
@@ -478,13 +472,11 @@ export function submitResult(journal: Journal, authority: Authority, actor: Toke
       else if (a.trust_class === 'registered_executor_observation' && task.step.action_class === 'observation') [outcome, code] = ['passed', null];
       else [outcome, code] = ['failed', 'assertion_nonpassing'];
 
-      journal.db
-        .prepare(
+      journal.stmt(
           'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
         .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, canonicalJsonBytes(sortKeys(a as unknown as JsonValue)), now);
-      journal.db
-        .prepare("UPDATE attempts SET state = 'finished', outcome = ?, outcome_code = ?, updated_at = ? WHERE attempt_id = ?")
+      journal.stmt("UPDATE attempts SET state = 'finished', outcome = ?, outcome_code = ?, updated_at = ? WHERE attempt_id = ?")
         .run(outcome, code, now, attempt.attempt_id);
       const retained = { trust_class: a.trust_class, asserted_outcome: a.outcome, observation_digest: obsDigest, passing: false };
       const answer = mutationAnswer('result', a.request_id, digest, journal.attempt(attempt.attempt_id)!, { retained });

@@ -167,6 +167,18 @@ export class Journal {
   private readonly attemptStmt: Database.Statement<[string], AttemptRow>;
   private readonly receiptStmt: Database.Statement<[string, string, string, number, number, string, string, string], { receipt_digest: string }>;
 
+  private readonly cache = new Map<string, Database.Statement>();
+
+  /** A prepared statement, prepared once per handle (preparing costs more than most queries here). */
+  stmt(sql: string): Database.Statement {
+    let st = this.cache.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.cache.set(sql, st);
+    }
+    return st;
+  }
+
   constructor(readonly db: Database.Database) {
     this.latestStmt = db.prepare('SELECT * FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1');
     this.attemptStmt = db.prepare('SELECT * FROM attempts WHERE attempt_id = ?');

@@ -102,7 +102,7 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
   });
 
   let winner: Doc;
-  let winnerArgs: string[];
+  let winnerArgs: () => string[];
 
   test('16 parallel clients claim one task: exactly one wins, the journal holds one attempt', async () => {
     const task = tasksOf('c1').assert!;
@@ -115,7 +115,8 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
       assert.equal(errCode(r), 'ATTEMPT_IN_PROGRESS');
     }
     winner = json<Doc>(wins[0]!.r);
-    winnerArgs = args(wins[0]!.i);
+    const wi = wins[0]!.i;
+    winnerArgs = () => args(wi);
     assert.equal(winner.attempt.fence, 1);
     assert.equal(winner.attempt.state, 'leased');
     assert.ok(winner.attempt.lease_ms <= 600000);
@@ -131,17 +132,17 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
   });
 
   test('identical retry returns the retained outcome; changed bytes and another kind conflict', () => {
-    const again = agentscm(winnerArgs);
+    const again = agentscm(winnerArgs());
     assert.equal(again.code, 0, again.stdout);
     const d = json<Doc>(again);
     assert.equal(d.replayed, true);
     assert.deepEqual({ ...d, replayed: false }, winner);
 
-    const changed = agentscm(winnerArgs.map((a) => (a === '600000' ? '500000' : a)));
+    const changed = agentscm(winnerArgs().map((a) => (a === '600000' ? '500000' : a)));
     assert.equal(changed.code, 7);
     assert.equal(errCode(changed), 'REQUEST_ID_CONFLICT');
 
-    const reqId = winnerArgs[winnerArgs.indexOf('--request-id') + 1]!;
+    const reqId = winnerArgs()[winnerArgs().indexOf('--request-id') + 1]!;
     const cross = c('heartbeat', '--task-id', winner.attempt.task_id, '--request-id', reqId);
     assert.equal(cross.code, 7);
     assert.equal(errCode(cross), 'REQUEST_ID_KIND_CONFLICT');
@@ -201,7 +202,7 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
     assert.equal(dep.code, 7);
     assert.equal(errCode(dep), 'DEPENDENCY_NOT_SATISFIED');
     // The refused claim had no effect and the task is pending: identical retry is permitted.
-    const rec = ok('recovery', 'c1', '--data-dir', s.dataDir, '--task-id', t.after!, '--request-id', 'after-early');
+    const rec = ok('recovery', 'c1', '--task-id', t.after!, '--request-id', 'after-early');
     assert.equal(rec.disposition, 'conclusive_rejection');
     assert.equal(rec.observed_state, 'pending');
     assert.deepEqual(rec.permitted_actions, ['inspect', 'stop', 'retry_identical']);
@@ -282,13 +283,13 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
     // c2: claim and submit with --sign.
     const task = tasksOf('c2').obs!;
     const cl = ok('claim', 'c2', '--task-id', task, '--lease-ms', '600000', '--executor-id', 'exec1');
-    const omitted = c('result', '--assertion', writeAssertion('om', cl, [row('obs-ok')]), '--sign', '--key-dir', keyDir, '--data-dir', s.dataDir);
+    const omitted = c('result', '--assertion', writeAssertion('om', cl, [row('obs-ok')]), '--sign', '--key-dir', keyDir);
     assert.equal(omitted.code, 3);
     assert.equal(errCode(omitted), 'INVALID_REQUEST');
-    const claimsReview = c('result', '--assertion', writeAssertion('rv', cl, [row('obs-ok'), row('obs-review')]), '--sign', '--key-dir', keyDir, '--data-dir', s.dataDir);
+    const claimsReview = c('result', '--assertion', writeAssertion('rv', cl, [row('obs-ok'), row('obs-review')]), '--sign', '--key-dir', keyDir);
     assert.equal(claimsReview.code, 3);
     assert.equal(errCode(claimsReview), 'CONTROLLER_ONLY_CRITERION');
-    const r = ok('result', '--assertion', writeAssertion('obs2', cl, [row('obs-ok'), row('obs-review', 'not_claimed')]), '--sign', '--key-dir', keyDir, '--data-dir', s.dataDir);
+    const r = ok('result', '--assertion', writeAssertion('obs2', cl, [row('obs-ok'), row('obs-review', 'not_claimed')]), '--sign', '--key-dir', keyDir);
     assert.equal(r.retained.trust_class, 'registered_executor_observation');
     assert.equal(r.retained.passing, false);
     assert.match(r.retained.observation_digest, /^[0-9a-f]{64}$/);
@@ -319,7 +320,7 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
     // Restart: nothing is dispatched or replayed, and committed requests keep their retained outcome.
     await hub.stop();
     hub = await startHub(s.dataDir);
-    const replay = json<Doc>(agentscm(winnerArgs));
+    const replay = json<Doc>(agentscm(winnerArgs()));
     assert.equal(replay.replayed, true);
     assert.equal(replay.attempt.attempt_id, winner.attempt.attempt_id);
 

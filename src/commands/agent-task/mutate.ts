@@ -145,17 +145,21 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         if (boolOpt(inv, 'sign')) {
           const key = loadKey(stringOpt(inv, 'key-dir'));
           const keyId = verificationKeyId(key.publicKey);
-          const { tasks } = localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile'));
-          const task = tasks.find((t) => t.task_id === a.task_id);
-          if (!task) throw new AgentscmError('NOT_FOUND', 'TASK_NOT_FOUND', 'the assertion names no task of the current subject of this Change');
+          // The attempt's executor binding comes from the Hub (side-effect free read); the key must be
+          // that binding's key, and the registration must be current in the local authority.
+          const env = await session.call('recovery', { operation: 'recovery', subject: null, task_id: a.task_id, attempt_id: a.attempt_id, request_id: null });
+          const bound = (env.attempt as Record<string, JsonValue> | null)?.executor as Record<string, JsonValue> | null | undefined;
+          if (!bound) throw new AgentscmError('CONFLICT', 'NO_EXECUTOR_BINDING', 'the attempt was claimed without --executor-id: it binds no executor');
+          if (bound.verification_key_id !== keyId) throw new AgentscmError('CONFLICT', 'KEY_NOT_BOUND', 'the signing key is not the key of the attempt\'s executor');
           const auth = Authority.open(stringOpt(inv, 'data-dir'), { readonly: true });
           let e;
           try {
-            e = auth.currentRegistrationByKey(task.subject.repository, task.subject.profile, task.step.id, keyId);
+            const reg = auth.getEnrollment(String(bound.registration_id));
+            e = reg && auth.currentRegistration(reg.repository, reg.profile, reg.step_id, reg.executor_id);
           } finally {
             auth.close();
           }
-          if (!e) throw new AgentscmError('CONFLICT', 'ENROLLMENT_NOT_CURRENT', 'the signing key has no current enrollment for this step');
+          if (!e || e.registration_id !== bound.registration_id) throw new AgentscmError('CONFLICT', 'ENROLLMENT_NOT_CURRENT', 'the executor\'s enrollment is revoked or no longer current');
           a = {
             ...a,
             trust_class: 'registered_executor_observation',
