@@ -203,6 +203,8 @@ export function materialize(stateDir: string, snapshots: SnapshotStore, revision
 export interface RunOutcome {
   readonly result: Pick<OciRunResult, 'exitCode' | 'timedOut' | 'oomKilled' | 'stdout' | 'stderr' | 'startedAt' | 'finishedAt' | 'removed'>;
   readonly recovered: boolean;
+  /** Wall time of runInContainer (create to confirmed removal); 0 for a recovered run. */
+  readonly elapsedMs: number;
 }
 
 interface ContainerState {
@@ -258,6 +260,7 @@ async function recoverStarted(docker: Docker, name: string, timeoutMs: number, m
   const now = new Date().toISOString();
   return {
     recovered: true,
+    elapsedMs: 0,
     result: {
       exitCode: typeof state.ExitCode === 'number' ? state.ExitCode : -1,
       timedOut,
@@ -299,6 +302,7 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
     );
   }
   const snapshotDir = i.snapshotDir();
+  const t0 = performance.now();
   const result = await runInContainer(i.docker, {
     imageId: recipe.image_id,
     argv: recipe.argv,
@@ -313,7 +317,7 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
     },
     onStarted: () => faultPoint('after-start'),
   });
-  return { result, recovered: false };
+  return { result, recovered: false, elapsedMs: Math.round(performance.now() - t0) };
 }
 
 /** The isolation the run asked the engine for, read from the exact configuration runInContainer uses. */

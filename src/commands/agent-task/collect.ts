@@ -60,6 +60,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     let bytes = (await import('../../core/fs/safe.js')).lstatOrUndefined(paths.reservation) ? c.readRetained(paths) : undefined;
     let resumed = false;
     let recovered = false;
+    let runMs: number | null = null;
     let exitCode: number | undefined;
     if (bytes) {
       resumed = true;
@@ -100,6 +101,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
         progress.start('run', 'completing the run a crashed collector started');
       }
       recovered = run.recovered;
+      runMs = run.recovered ? null : run.elapsedMs;
       progress.done('run', `exit ${run.result.exitCode}${run.result.timedOut ? ', timed out' : ''}`);
       const record = c.buildRecord(d.execution_request_digest, observed, run);
       exitCode = record.exit_code;
@@ -135,6 +137,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       exit_code: exitCode ?? null,
       resumed,
       recovered,
+      // Wall time of the container run itself (create to confirmed removal), so overhead can be measured.
+      container_ms: runMs,
       upload: view,
     };
     return {

@@ -27,7 +27,8 @@ export const Recipe = z.strictObject({
     .max(256),
   working_dir: ContainerPath,
   timeout_ms: z.number().int().min(1_000).max(6 * 3_600_000),
-  max_output_bytes: z.number().int().min(0).max(4 * 1024 * 1024),
+  // Two streams at this bound still fit the 16 MiB envelope once base64-encoded.
+  max_output_bytes: z.number().int().min(0).max(6_000_000),
   network: z.literal('none'),
 });
 
@@ -76,7 +77,7 @@ const Captured = z.strictObject({
   sha256: Hex64,
   total_bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   truncated: z.boolean(),
-  data_base64: z.string().max(8 * 1024 * 1024).regex(/^[A-Za-z0-9+/]*={0,2}$/),
+  data_base64: z.string().max(8_000_000).regex(/^[A-Za-z0-9+/]*={0,2}$/),
 });
 
 const Timestamp = z.string().max(64).regex(/^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:\d{2})$/);
