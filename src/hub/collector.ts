@@ -14,6 +14,7 @@ import { CAPABILITY, formatIssues } from '../core/contract/common.js';
 import { ExecutionRecordSchema, TransferHeaderSchema, type CollectorRequest } from '../core/contract/collector.js';
 import {
   deriveOutcome,
+  executionRecordBytes,
   executionRequestBytes,
   executionRequestDigest,
   headerSigningDigest,
@@ -277,10 +278,19 @@ export function importTransfer(journal: Journal, authority: Authority, actor: To
       if (!expected.equals(requestBytes!)) throw refused('request_mismatch', 'the execution request is not the one the installed profile pins');
       const requestDigest = executionRequestDigest(expected);
       if (h.execution_request_digest !== requestDigest) throw refused('request_mismatch', 'the header names another execution request');
-      const record = wrap(() => parseStrictJson(recordBytes!, { maxBytes: 16 << 20, what: 'execution record', integersOnly: true }));
+      // The record must be exactly its own canonical encoding: decoded natively (it is most of 16 MiB),
+      // validated strictly, then re-encoded and compared byte for byte, which also refuses duplicate keys,
+      // other field orders, whitespace and non-canonical numbers.
+      let record: unknown;
+      try {
+        record = JSON.parse(recordBytes!.toString('utf8'));
+      } catch {
+        throw refused('invalid_record', 'the execution record is not JSON');
+      }
       const rp = ExecutionRecordSchema.safeParse(record);
       if (!rp.success) throw refused('invalid_record', `execution record is invalid: ${formatIssues(rp.error)}`);
       const r = rp.data;
+      if (!executionRecordBytes(r).equals(recordBytes!)) throw refused('invalid_record', 'the execution record is not in its canonical encoding');
       if (r.execution_request_digest !== requestDigest) throw refused('record_binding_mismatch', 'the record is for another execution request');
       if (r.observed_runtime_identity_digest !== profile.runtime_identity_digest || h.observed_runtime_identity_digest !== profile.runtime_identity_digest) {
         throw refused('runtime_identity_mismatch', 'the observed runtime identity is not the one the profile pins');

@@ -26,6 +26,18 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const task = pickTask(inv, tasks);
   const progress = await createProgressReporter({ out: ctx.stderr, json: inv.json });
   const session = new CollectorSession(inv, 120_000);
+  // The engine is only read here (ping, version, info, image inspect); starting at once overlaps podman's
+  // slow version/info answers with the Hub calls. Nothing runs before the reservation below.
+  const engine = (async () => {
+    const { connectEngine } = await import('../../collectors/engine.js');
+    const { probeEngine, probeRuntime } = await import('../../collectors/runtime-probe.js');
+    const { docker } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
+    const facts = probeEngine(docker);
+    facts.catch(() => undefined);
+    return { docker, observed: async (imageId: string) => (await probeRuntime(docker, imageId, facts)).digest };
+  })();
+  engine.catch(() => undefined);
+  const startEngine = () => engine;
   try {
     // The server-derived descriptor, then its recompilation against the exact local authority.
     const da = await session.call('collector_descriptor', { operation: 'collector_descriptor', task_id: task.task_id, attempt_id: attemptId });
@@ -55,6 +67,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       }
     };
 
+    let observedP: Promise<string> | undefined;
     const key64 = c.executionKey(d);
     const paths = c.executionPaths(stateDir, key64);
     let bytes = (await import('../../core/fs/safe.js')).lstatOrUndefined(paths.reservation) ? c.readRetained(paths) : undefined;
@@ -66,6 +79,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       resumed = true;
       c.skipAll(progress, ['reserve', 'materialize', 'run', 'sign', 'retain'], 'retained');
     } else {
+      observedP = startEngine().then((e) => e.observed(profile.recipe.image_id));
+      observedP.catch(() => undefined);
       progress.start('reserve');
       await statusCheck('before dispatch');
       const { reservation, fresh } = c.reserve(stateDir, d);
@@ -73,10 +88,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       progress.done('reserve', fresh ? undefined : 'resumed');
       c.faultPoint('after-reserve');
 
-      const { connectEngine } = await import('../../collectors/engine.js');
-      const { probeRuntime } = await import('../../collectors/runtime-probe.js');
-      const { docker } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
-      const observed = (await probeRuntime(docker, profile.recipe.image_id)).digest;
+      const { docker } = await startEngine();
+      const observed = await observedP!;
       if (observed !== profile.runtime_identity_digest) {
         throw conflict('the observed runtime identity is not the one the collector profile pins; nothing was run (no fallback runtime)', 'RUNTIME_IDENTITY_CHANGED');
       }
