@@ -9,7 +9,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import Docker from 'dockerode';
 import { AgentscmError, usageError } from '../core/errors.js';
@@ -42,8 +41,7 @@ export function dockerOptionsFor(url: string): Docker.DockerOptions {
   if (url.startsWith('unix://')) {
     const p = url.slice('unix://'.length);
     if (!path.isAbsolute(p)) throw usageError(`docker host ${JSON.stringify(url)}: a unix socket URL needs an absolute path (unix:///path)`);
-    // No keep-alive: a short-lived CLI must not wait for idle engine sockets to time out before exiting.
-    return { socketPath: p, agent: new http.Agent({ keepAlive: false }) } as Docker.DockerOptions;
+    return { socketPath: p };
   }
   if (url.startsWith('tcp://')) {
     let u: URL;
@@ -53,7 +51,7 @@ export function dockerOptionsFor(url: string): Docker.DockerOptions {
       throw usageError(`docker host ${JSON.stringify(url)} is not a valid tcp://HOST:PORT URL`);
     }
     if (u.port === '' || (u.pathname !== '/' && u.pathname !== '')) throw usageError(`docker host ${JSON.stringify(url)}: expected tcp://HOST:PORT`);
-    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port), protocol: 'http', agent: new http.Agent({ keepAlive: false }) } as Docker.DockerOptions;
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port), protocol: 'http' };
   }
   throw usageError(`docker host ${JSON.stringify(url)}: only unix:///path and tcp://host:port are supported`);
 }

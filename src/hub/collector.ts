@@ -376,7 +376,7 @@ function subjectEvidence(journal: Journal, authority: Authority, tasks: readonly
   return { ok: true, evidence };
 }
 
-function receiptBody(subject: Subject, evidence: readonly Evidence[]): Buffer {
+function receiptBody(authority: Authority, subject: Subject, evidence: readonly Evidence[]): Buffer {
   return canonicalJsonBytes({
     version: 2,
     subject: subjectToJson(subject),
@@ -389,7 +389,12 @@ function receiptBody(subject: Subject, evidence: readonly Evidence[]): Buffer {
       fence: attempt.fence,
       transfer_digest: transfer.transfer_digest,
       transfer_bytes_sha256: transfer.bytes_digest,
-      registration: { registration_id: transfer.registration_id, registration_epoch: attempt.registration_epoch!, executor_id: attempt.executor_id! },
+      registration: {
+        registration_id: transfer.registration_id,
+        registration_epoch: attempt.registration_epoch!,
+        executor_id: attempt.executor_id!,
+        verification_key_id: authority.getEnrollment(transfer.registration_id)!.verification_key_id,
+      },
       collector_profile: { install_id: transfer.collector_profile_install_id, profile_digest: transfer.collector_profile_digest },
       origin: { owner_id: attempt.owner_id, agent_id: attempt.agent_id, grant_generation: transfer.grant_generation },
     })),
@@ -409,7 +414,7 @@ function finalize(ctx: MutationContext, scope: Scope, req: Extract<CollectorRequ
       if (!ev.ok) throw conflict(ev.code === 'authorization_changed' ? 'authorization_changed' : 'not_ready', `the subject cannot be finalized: ${ev.code}`);
       // Every originating grant must still be live (tokens are checked by transferLive) and belong to the caller's owner.
       if (ev.evidence.some((x) => x.attempt.owner_id !== scope.actor.owner_id)) throw conflict('origin_mismatch', 'the evidence belongs to another owner');
-      const body = receiptBody(subject, ev.evidence);
+      const body = receiptBody(authority, subject, ev.evidence);
       const receiptDigest = domainDigest(DOMAINS.receipt, body);
       const now = Date.now();
       j.db

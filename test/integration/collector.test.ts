@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseStrictJson } from '../../src/core/canonical/json.js';
@@ -102,6 +103,30 @@ describe('agent-task collect', () => {
     assert.match(changed.stdout, /UPLOAD_REQUEST_CONFLICT/);
     fs.writeFileSync(file, original);
     assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+  });
+
+  it('the upload route refuses a declared body over 16 MiB before reading it', async () => {
+    const token = fs.readFileSync(rig.tokenFile, 'utf8').trim();
+    const url = new URL(rig.hub.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          method: 'POST',
+          path: `/v1/hub/workspace/repositories/${encodeURIComponent('acme/demo')}/profiles/default/agent-tasks/collector-upload`,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', 'content-length': String(16 * 1024 * 1024 + 1) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      // Only the headers are sent: the answer must come without the body.
+      req.flushHeaders();
+    });
+    assert.equal(status, 413);
   });
 
   describe('the Hub refuses', () => {
