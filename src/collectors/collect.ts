@@ -281,6 +281,8 @@ export interface RunInputs {
   readonly profile: CollectorProfile;
   readonly snapshotDir: () => string;
   readonly attemptId: string;
+  /** Awaited once the container exists, before it starts; throwing removes it unstarted. */
+  readonly beforeStart?: () => Promise<void>;
 }
 
 /**
@@ -312,7 +314,8 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
     maxOutputBytes: recipe.max_output_bytes,
     name,
     labels: { 'io.agentscm.attempt': i.attemptId },
-    onCreated: (id) => {
+    onCreated: async (id) => {
+      await i.beforeStart?.();
       publishCreateOnly(i.paths.container, canonicalJson({ container_id: id, name }) + '\n');
     },
     onStarted: () => faultPoint('after-start'),

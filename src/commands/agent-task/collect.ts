@@ -39,7 +39,12 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   engine.catch(() => undefined);
   const startEngine = () => engine;
   try {
-    // The server-derived descriptor, then its recompilation against the exact local authority.
+    // The server-derived descriptor, then its recompilation against the exact local authority. The
+    // status read (side-effect free) is asked at the same time and checked before dispatch.
+    const statusRead = () =>
+      session.call('status', { operation: 'status', subject: subjectToJson(subject) as JsonValue, task_id: task.task_id, task_digest: task.task_digest, attempt_id: attemptId });
+    const firstStatus = statusRead();
+    firstStatus.catch(() => undefined);
     const da = await session.call('collector_descriptor', { operation: 'collector_descriptor', task_id: task.task_id, attempt_id: attemptId });
     const d = Descriptor.parse(da.descriptor);
     if (d.task_id !== task.task_id || d.task_digest !== task.task_digest || d.revision !== subject.revision || d.step_id !== task.step.id || d.attempt_id !== attemptId) {
@@ -59,8 +64,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     );
     if (executionRequestDigest(requestBytes) !== d.execution_request_digest) throw malformed('the descriptor\'s execution request differs from the one the local authority derives');
 
-    const statusCheck = async (when: string) => {
-      const s = await session.call('status', { operation: 'status', subject: subjectToJson(subject) as JsonValue, task_id: task.task_id, task_digest: task.task_digest, attempt_id: attemptId });
+    const statusCheck = async (when: string, pending?: Promise<Record<string, JsonValue>>) => {
+      const s = await (pending ?? statusRead());
       const att = s.attempt as Record<string, JsonValue> | null;
       if (s.subject_current !== true || !att || att.state !== 'leased' || att.fence !== d.fence) {
         throw conflict(`the attempt is no longer applicable ${when} (state ${String(att?.state)}, subject_current ${String(s.subject_current)})`, 'ATTEMPT_NOT_APPLICABLE');
@@ -82,17 +87,20 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       observedP = startEngine().then((e) => e.observed(profile.recipe.image_id));
       observedP.catch(() => undefined);
       progress.start('reserve');
-      await statusCheck('before dispatch');
+      await statusCheck('before dispatch', firstStatus);
       const { reservation, fresh } = c.reserve(stateDir, d);
       resumed = !fresh;
       progress.done('reserve', fresh ? undefined : 'resumed');
       c.faultPoint('after-reserve');
 
       const { docker } = await startEngine();
-      const observed = await observedP!;
-      if (observed !== profile.runtime_identity_digest) {
-        throw conflict('the observed runtime identity is not the one the collector profile pins; nothing was run (no fallback runtime)', 'RUNTIME_IDENTITY_CHANGED');
-      }
+      // Checked once the container exists and before it starts, so the probe overlaps materialization
+      // and creation; a different runtime never starts the command (and there is no fallback).
+      const checkRuntime = async () => {
+        if ((await observedP!) !== profile.runtime_identity_digest) {
+          throw conflict('the observed runtime identity is not the one the collector profile pins; nothing was run (no fallback runtime)', 'RUNTIME_IDENTITY_CHANGED');
+        }
+      };
       let materialized = false;
       const run = await c.runOrRecover({
         docker,
@@ -100,6 +108,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
         reservation,
         profile,
         attemptId,
+        beforeStart: checkRuntime,
         snapshotDir: () => {
           progress.start('materialize');
           const dir = c.materialize(stateDir, new SnapshotStore(dataDir), d.revision, d.attempt_id);
@@ -116,6 +125,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       recovered = run.recovered;
       runMs = run.recovered ? null : run.elapsedMs;
       progress.done('run', `exit ${run.result.exitCode}${run.result.timedOut ? ', timed out' : ''}`);
+      await checkRuntime();
+      const observed = profile.runtime_identity_digest;
       const record = c.buildRecord(d.execution_request_digest, observed, run);
       exitCode = record.exit_code;
 
