@@ -13,13 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { Authority, initAuthority } from '../src/core/authority/store.js';
 import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
+import type { BenchResult } from './stats.js';
 import { claimBody, manyTasks, mutationBody, opPath, postOp, resultBody } from '../test/support/hub-http.js';
 
-interface BenchResult {
-  readonly name: string;
-  readonly lines: readonly string[];
-  readonly ok: boolean;
-}
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLIENTS = 8;
@@ -116,10 +112,4 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
     fs.rmSync(root, { recursive: true, force: true });
   }
   return { name: 'hub-cycles', lines, ok };
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const r = await run();
-  process.stdout.write(`[${r.name}]\n${r.lines.map((l) => `  ${l}`).join('\n')}\n`);
-  process.exitCode = r.ok ? 0 : 1;
 }
