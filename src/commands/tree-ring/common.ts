@@ -75,7 +75,11 @@ export function identity(ctx: CommandContext, inv: Invocation): IdentityFlags {
   };
 }
 
-/** The write context: the asserted profile and, if present, the coordinator capability's hash. */
-export function writer(ctx: CommandContext, actorProfile: string | undefined, origin: string): WriteContext {
-  return writeContext(actorProfile ?? null, ctx.env[COORDINATOR_TOKEN_ENV], origin);
+/**
+ * The write context: who writes and, if present, the coordinator capability's hash. The actor is the
+ * process's own TREE_RING_AGENT_PROFILE when set (the harness-derived identity), so that a worker
+ * cannot pass as another profile with --agent-profile; otherwise the profile the command asserts.
+ */
+export function writer(ctx: CommandContext, assertedProfile: string | undefined, origin: string): WriteContext {
+  return writeContext(env(ctx, 'TREE_RING_AGENT_PROFILE') ?? assertedProfile ?? null, ctx.env[COORDINATOR_TOKEN_ENV], origin);
 }

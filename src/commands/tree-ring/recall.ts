@@ -4,7 +4,7 @@
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { eventToJson, formatF64 } from '../../core/treering/model.js';
 import { recall, type RecallResult } from '../../core/treering/recall.js';
-import { openReadOnly } from '../../core/treering/store/schema.js';
+import { openForReading } from '../../core/treering/store/schema.js';
 import { flag, identity, list, rootOf, str, uint } from './common.js';
 
 export const MAX_RECALL_LIMIT = 10_000;
@@ -34,7 +34,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     includeExpired: flag(inv, 'include-expired'),
     limit: uint(inv, 'limit', 8, MAX_RECALL_LIMIT),
   };
-  const db = openReadOnly(root.abs);
+  const db = openForReading(root.abs);
   let results: RecallResult[];
   try {
     results = recall(db, inv.args[0]!, options);

@@ -8,7 +8,7 @@ import { newEvent, type MemoryEvent } from './model.js';
 import { decodeJsonl, encodeJsonl, normalizeImportEvent } from './portable.js';
 import { detectEventSensitivity } from './sensitivity.js';
 import { authorizeCoordinatorAction, authorizeEventCreates, type WriteContext } from './store/policy.js';
-import { openReadOnly, openWritable, storePath, writeTransaction, type Db } from './store/schema.js';
+import { openForReading, openWritable, storePath, writeTransaction, type Db } from './store/schema.js';
 import {
   deleteInTransaction,
   findByOperationNamespace,
@@ -221,7 +221,7 @@ export interface ExportReport {
 }
 
 export function exportStore(root: string, includeSensitive: boolean, includeSuperseded: boolean): { jsonl: string; report: ExportReport } {
-  const db = openReadOnly(root);
+  const db = openForReading(root);
   try {
     const sql = includeSuperseded ? 'SELECT raw_json FROM memories ORDER BY created_at DESC' : 'SELECT raw_json FROM memories WHERE superseded_by IS NULL ORDER BY created_at DESC';
     const events = (db.prepare(sql).all() as Array<{ raw_json: string }>).map((r) => eventFromRawJson(r.raw_json)).filter((e) => includeSensitive || e.sensitivity === 'normal');

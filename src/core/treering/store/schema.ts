@@ -156,6 +156,18 @@ export function openReadOnly(root: string): Db {
   }
 }
 
+/**
+ * Opens a store for a reading command. A store at schema 3 is opened read-only; an older one (written
+ * by an upstream release before 0.13) is first migrated in place, as upstream's own readers do, since
+ * the version-3 columns and tables are what recall filters on. A missing store is never created.
+ */
+export function openForReading(root: string): Db {
+  const db = openReadOnly(root);
+  if (userVersion(db) >= SQLITE_SCHEMA_VERSION) return db;
+  db.close();
+  return openWritable(root);
+}
+
 export function memoryColumnExists(db: Db, column: string): boolean {
   return (db.prepare('PRAGMA table_info(memories)').all() as Array<{ name: string }>).some((c) => c.name === column);
 }
