@@ -7,6 +7,7 @@ import { DOMAINS } from '../../crypto/digest.js';
 import { badInput, conflict } from '../../errors.js';
 import { eventFromRawJson, eventToJson, isSanitizedRedaction, linksToJson, redactEvent, reviewToJson, sourceToJson, validateEvent, type MemoryEvent } from '../model.js';
 import { detectEventSensitivity, isSecretLike, secretBlocked } from '../sensitivity.js';
+import type Database from 'better-sqlite3';
 import type { Db } from './schema.js';
 
 const UPSERT_MEMORY_SQL = `
@@ -27,6 +28,17 @@ ON CONFLICT(id) DO UPDATE SET
   superseded_by = excluded.superseded_by, links_json = excluded.links_json,
   review_json = excluded.review_json, raw_json = excluded.raw_json`;
 
+const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/** Prepared statements are cached per connection: bulk writes (import) prepare each SQL text once. */
+function stmt(db: Db, sql: string): Database.Statement {
+  let m = statementCache.get(db);
+  if (!m) statementCache.set(db, (m = new Map()));
+  let st = m.get(sql);
+  if (!st) m.set(sql, (st = db.prepare(sql)));
+  return st;
+}
+
 /** Claim hash of (project, workflow, agent, operation id): the idempotency namespace of a write. */
 export function operationNamespaceHash(e: MemoryEvent, operationId: string): Buffer {
   const h = createHash('sha256').update(DOMAINS.treeRingOperationNamespace);
@@ -44,16 +56,16 @@ export function operationNamespaceHash(e: MemoryEvent, operationId: string): Buf
 }
 
 export function getMemory(db: Db, id: string): MemoryEvent | undefined {
-  const row = db.prepare('SELECT raw_json FROM memories WHERE id = ?').get(id) as { raw_json: string } | undefined;
+  const row = stmt(db, 'SELECT raw_json FROM memories WHERE id = ?').get(id) as { raw_json: string } | undefined;
   return row ? eventFromRawJson(row.raw_json) : undefined;
 }
 
 export function memoryExists(db: Db, id: string): boolean {
-  return db.prepare('SELECT 1 FROM memories WHERE id = ?').get(id) !== undefined;
+  return stmt(db, 'SELECT 1 FROM memories WHERE id = ?').get(id) !== undefined;
 }
 
 function isTombstoned(db: Db, id: string): boolean {
-  return db.prepare('SELECT 1 FROM redaction_tombstones WHERE memory_id = ?').get(id) !== undefined;
+  return stmt(db, 'SELECT 1 FROM redaction_tombstones WHERE memory_id = ?').get(id) !== undefined;
 }
 
 /** Guard + validation that every stored event passes (secret-like content anywhere is refused). */
@@ -62,7 +74,8 @@ export function validateForStorage(e: MemoryEvent): void {
   validateEvent(e);
 }
 
-function prepareMemoryWrite(db: Db, e: MemoryEvent): void {
+/** Checks a write; returns whether a row with this id already exists. */
+function prepareMemoryWrite(db: Db, e: MemoryEvent): boolean {
   validateForStorage(e);
   if (isTombstoned(db, e.id) && !isSanitizedRedaction(e)) {
     throw conflict('memory id was redacted and cannot be replaced; hard-delete it before reuse', 'REDACTED_ID');
@@ -73,17 +86,18 @@ function prepareMemoryWrite(db: Db, e: MemoryEvent): void {
     const oldHash = operationNamespaceHash(existing, existing.operation_id);
     const newHash = e.operation_id === null ? undefined : operationNamespaceHash(e, e.operation_id);
     if (!newHash || !newHash.equals(oldHash)) {
-      db.prepare('INSERT OR IGNORE INTO operation_claims (namespace_hash, memory_id) VALUES (?, ?)').run(oldHash, existing.id);
+      stmt(db, 'INSERT OR IGNORE INTO operation_claims (namespace_hash, memory_id) VALUES (?, ?)').run(oldHash, existing.id);
     }
   }
   if (e.operation_id !== null) {
-    const claimed = db.prepare('SELECT 1 FROM operation_claims WHERE namespace_hash = ?').get(operationNamespaceHash(e, e.operation_id));
+    const claimed = stmt(db, 'SELECT 1 FROM operation_claims WHERE namespace_hash = ?').get(operationNamespaceHash(e, e.operation_id));
     if (claimed !== undefined) throw conflict('operation_id was already used by a redacted memory', 'OPERATION_CLAIMED');
   }
+  return existing !== undefined;
 }
 
-function writeRow(db: Db, e: MemoryEvent): void {
-  db.prepare(UPSERT_MEMORY_SQL).run(
+function writeRow(db: Db, e: MemoryEvent, existed: boolean): void {
+  stmt(db, UPSERT_MEMORY_SQL).run(
     e.id,
     e.created_at,
     e.updated_at,
@@ -110,14 +124,14 @@ function writeRow(db: Db, e: MemoryEvent): void {
     reviewToJson(e.review),
     eventToJson(e),
   );
-  db.prepare('DELETE FROM memory_fts WHERE id = ?').run(e.id);
-  db.prepare('INSERT INTO memory_fts (id, summary, details, tags, source_ref) VALUES (?, ?, ?, ?, ?)').run(e.id, e.summary, e.details, e.tags.join(' '), e.source.ref);
+  // memory_fts.id is UNINDEXED, so this delete scans the index: only a replaced row can have an entry.
+  if (existed) stmt(db, 'DELETE FROM memory_fts WHERE id = ?').run(e.id);
+  stmt(db, 'INSERT INTO memory_fts (id, summary, details, tags, source_ref) VALUES (?, ?, ?, ?, ?)').run(e.id, e.summary, e.details, e.tags.join(' '), e.source.ref);
 }
 
 /** Writes one event (insert or replace). Call inside a write transaction. */
 export function putInTransaction(db: Db, e: MemoryEvent): void {
-  prepareMemoryWrite(db, e);
-  writeRow(db, e);
+  writeRow(db, e, prepareMemoryWrite(db, e));
 }
 
 /** The live event that already holds this operation namespace, if any (a retry finds it). */
@@ -162,10 +176,10 @@ export function sameWriteIntent(stored: MemoryEvent, retry: MemoryEvent): boolea
 }
 
 export function deleteInTransaction(db: Db, id: string): boolean {
-  const r = db.prepare('DELETE FROM memories WHERE id = ?').run(id);
-  db.prepare('DELETE FROM memory_fts WHERE id = ?').run(id);
-  db.prepare('DELETE FROM operation_claims WHERE memory_id = ?').run(id);
-  db.prepare('DELETE FROM redaction_tombstones WHERE memory_id = ?').run(id);
+  const r = stmt(db, 'DELETE FROM memories WHERE id = ?').run(id);
+  stmt(db, 'DELETE FROM memory_fts WHERE id = ?').run(id);
+  stmt(db, 'DELETE FROM operation_claims WHERE memory_id = ?').run(id);
+  stmt(db, 'DELETE FROM redaction_tombstones WHERE memory_id = ?').run(id);
   return r.changes > 0;
 }
 
@@ -178,7 +192,7 @@ export function redactInTransaction(db: Db, id: string): boolean {
   redactEvent(e);
   e.superseded_by = supersededBy;
   putInTransaction(db, e);
-  db.prepare('INSERT OR IGNORE INTO redaction_tombstones (memory_id) VALUES (?)').run(e.id);
+  stmt(db, 'INSERT OR IGNORE INTO redaction_tombstones (memory_id) VALUES (?)').run(e.id);
   return true;
 }
 
@@ -187,7 +201,7 @@ export function supersedeInTransaction(db: Db, oldId: string, newId: string): bo
   const e = getMemory(db, oldId);
   if (!e) return false;
   e.superseded_by = newId;
-  db.prepare('UPDATE memories SET superseded_by = ?, raw_json = ? WHERE id = ?').run(newId, eventToJson(e), oldId);
+  stmt(db, 'UPDATE memories SET superseded_by = ?, raw_json = ? WHERE id = ?').run(newId, eventToJson(e), oldId);
   return true;
 }
 
