@@ -16,9 +16,16 @@ const SHARED_SCOPES = "'global', 'project', 'tool', 'eval', 'manual', 'dox', 're
 // Unicode word characters, as Rust's regex `\w` (letters, marks, digits, connector punctuation).
 const TERM_RE = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+/gu;
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Lowercases ASCII letters only (as Rust's to_ascii_lowercase); the fast path covers ASCII text. */
+export function asciiLower(s: string): string {
+  return NON_ASCII.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
+}
+
 /** Query terms: Unicode word runs, ASCII-lowercased (non-ASCII letters keep their case, as upstream). */
 export function terms(text: string): string[] {
-  return (text.match(TERM_RE) ?? []).map((t) => t.replace(/[A-Z]+/g, (m) => m.toLowerCase()));
+  return (text.match(TERM_RE) ?? []).map(asciiLower);
 }
 
 /** The query, then one variant per ring-intent word with that word removed. */
@@ -82,6 +89,8 @@ export interface ScoreInput {
   salience: number;
   confidence: number;
   created_at: string;
+  /** Age in seconds when already known (candidate rows); otherwise derived from created_at. */
+  ageSeconds?: number | undefined;
   ring: string;
   sourceType: string;
 }
@@ -100,10 +109,10 @@ export function scoreMemory(m: ScoreInput, query: string, now = Date.now()): { s
   const qt = terms(query);
   let textual = 0.1;
   if (qt.length > 0) {
-    const text = `${m.summary} ${m.details} ${m.tags.join(' ')}`.replace(/[A-Z]+/g, (x) => x.toLowerCase());
+    const text = asciiLower(`${m.summary} ${m.details} ${m.tags.join(' ')}`);
     textual = qt.filter((t) => text.includes(t)).length / qt.length;
   }
-  const recency = recencyScore(m.created_at, now);
+  const recency = m.ageSeconds !== undefined ? Math.exp(-Math.max(0, m.ageSeconds) / 86_400 / 30) : recencyScore(m.created_at, now);
   const authority = sourceAuthority(m.sourceType);
   const qs = new Set(qt);
   let ringBoost = 0;
@@ -149,12 +158,16 @@ interface CandidateRow {
   salience: number;
   confidence: number;
   created_at: string;
+  /** Seconds since created_at as SQLite computes it (NULL when unparsable: treated as now). */
+  age_s: number | null;
   ring: string;
   source_type: string | null;
 }
 
+// Everything the scorer needs, computed in SQLite where that is cheaper than in JS; raw_json is only
+// decoded for the winners.
 const CANDIDATE_COLUMNS =
-  "m.rowid AS rid, m.id AS id, m.summary AS summary, m.details AS details, m.tags_json AS tags_json, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type";
+  "m.rowid AS rid, m.id AS id, m.summary AS summary, m.details AS details, m.tags_json AS tags_json, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, CAST((julianday('now') - julianday(m.created_at)) * 86400 AS INTEGER) AS age_s, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type";
 
 /** The WHERE clause of explicit recall (exact conjunctive filters) and its parameters. */
 export function explicitFilterSql(o: RecallOptions): { sql: string; params: unknown[] } {
@@ -186,8 +199,14 @@ export function explicitFilterSql(o: RecallOptions): { sql: string; params: unkn
   return { sql: parts.join(' AND '), params };
 }
 
+/**
+ * Up to `cap` matching memories that pass every filter, newest index entries first. The final score
+ * does not use bm25, so the candidates are not ordered by it: ranking every match by bm25 costs time
+ * proportional to all matches (hundreds of ms for common words in a large store), while a descending
+ * rowid walk stops at the cap and favours recent memories, which the score also favours.
+ */
 function candidates(db: Db, match: string, where: { sql: string; params: unknown[] }, cap: number): CandidateRow[] {
-  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM memory_fts JOIN memories m ON m.id = memory_fts.id WHERE memory_fts MATCH ? AND ${where.sql} ORDER BY rank LIMIT ?`;
+  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM memory_fts JOIN memories m ON m.id = memory_fts.id WHERE memory_fts MATCH ? AND ${where.sql} ORDER BY memory_fts.rowid DESC LIMIT ?`;
   return db.prepare(sql).all(match, ...where.params, cap) as CandidateRow[];
 }
 
@@ -199,7 +218,7 @@ function toScoreInput(r: CandidateRow): ScoreInput {
   } catch {
     tags = [];
   }
-  return { summary: r.summary, details: r.details, tags, salience: r.salience, confidence: r.confidence, created_at: r.created_at, ring: r.ring, sourceType: r.source_type ?? 'manual' };
+  return { summary: r.summary, details: r.details, tags, salience: r.salience, confidence: r.confidence, created_at: r.created_at, ageSeconds: r.age_s ?? 0, ring: r.ring, sourceType: r.source_type ?? 'manual' };
 }
 
 function loadEvents(db: Db, rowids: readonly number[]): Map<number, MemoryEvent> {
