@@ -5,7 +5,8 @@
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { eventToJson } from '../../core/treering/model.js';
 import { buildCaptureEvent, storeEvent } from '../../core/treering/service.js';
-import { list, rootOf, str, writer } from './common.js';
+import {list, rootOf, str} from './common.js';
+import { writer } from './writer.js';
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const root = rootOf(ctx, inv);

@@ -1,13 +1,11 @@
-// Shared option handling of the tree-ring commands: the store root, identity flags with their
-// environment fallbacks, and the write context (coordinator capability from the environment only).
+// Shared option handling of the tree-ring commands: the store root and identity flags with their
+// environment fallbacks. Kept free of the write path's modules: `recall` imports it.
 
 import * as path from 'node:path';
 import { usageError } from '../../core/errors.js';
 import type { CommandContext, Invocation } from '../../cli/types.js';
-import { writeContext, type WriteContext } from '../../core/treering/store/policy.js';
 
 export const DEFAULT_ROOT = '.tree-ring';
-export const COORDINATOR_TOKEN_ENV = 'TREE_RING_COORDINATOR_TOKEN';
 
 export interface Root {
   /** As the user gave it (printed back, like upstream). */
@@ -55,7 +53,7 @@ export function uint(inv: Invocation, flagName: string, dflt: number, max: numbe
   return n;
 }
 
-function env(ctx: CommandContext, name: string): string | undefined {
+export function env(ctx: CommandContext, name: string): string | undefined {
   const v = ctx.env[name];
   return v === undefined || v === '' ? undefined : v;
 }
@@ -73,13 +71,4 @@ export function identity(ctx: CommandContext, inv: Invocation): IdentityFlags {
     workflowId: str(inv, 'workflow-id') ?? env(ctx, 'TREE_RING_WORKFLOW_ID'),
     sessionId: str(inv, 'session-id') ?? env(ctx, 'TREE_RING_SESSION_ID'),
   };
-}
-
-/**
- * The write context: who writes and, if present, the coordinator capability's hash. The actor is the
- * process's own TREE_RING_AGENT_PROFILE when set (the harness-derived identity), so that a worker
- * cannot pass as another profile with --agent-profile; otherwise the profile the command asserts.
- */
-export function writer(ctx: CommandContext, assertedProfile: string | undefined, origin: string): WriteContext {
-  return writeContext(env(ctx, 'TREE_RING_AGENT_PROFILE') ?? assertedProfile ?? null, ctx.env[COORDINATOR_TOKEN_ENV], origin);
 }

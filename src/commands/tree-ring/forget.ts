@@ -4,7 +4,8 @@
 import { usageError } from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { forgetMemory } from '../../core/treering/service.js';
-import { identity, rootOf, str, writer } from './common.js';
+import {identity, rootOf, str} from './common.js';
+import { writer } from './writer.js';
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const root = rootOf(ctx, inv);

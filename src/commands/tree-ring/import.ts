@@ -6,7 +6,8 @@ import type { CommandContext, CommandResult, Invocation } from '../../cli/types.
 import { readBoundedInput } from '../../core/fs/safe.js';
 import { badInput } from '../../core/errors.js';
 import { importJsonl } from '../../core/treering/service.js';
-import { flag, identity, rootOf, writer } from './common.js';
+import {flag, identity, rootOf} from './common.js';
+import { writer } from './writer.js';
 
 const MAX_IMPORT_BYTES = 512 << 20;
 

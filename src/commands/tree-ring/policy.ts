@@ -6,7 +6,8 @@ import type { CommandContext, CommandResult, Invocation } from '../../cli/types.
 import { AgentscmError } from '../../core/errors.js';
 import { disablePolicy, enablePolicy, policyAudit, policyStatus, rotatePolicy, type PolicyGrant, type PolicyStatus } from '../../core/treering/store/policy.js';
 import { openReadOnly, openWritable, writeTransaction, type Db } from '../../core/treering/store/schema.js';
-import { identity, rootOf, str, uint, writer } from './common.js';
+import {identity, rootOf, str, uint} from './common.js';
+import { writer } from './writer.js';
 
 function withWrite<T>(root: string, fn: (db: Db) => T | AgentscmError): T {
   const db = openWritable(root);

@@ -3,7 +3,8 @@
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { eventToJson } from '../../core/treering/model.js';
 import { buildEvent, storeEvent } from '../../core/treering/service.js';
-import { float, identity, list, rootOf, str, writer } from './common.js';
+import {float, identity, list, rootOf, str} from './common.js';
+import { writer } from './writer.js';
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const root = rootOf(ctx, inv);
