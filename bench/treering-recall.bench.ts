@@ -178,7 +178,9 @@ export function run(): BenchResult {
   const fs2 = stats(tFloor);
 
   const bin = path.join(REPO, 'bin', 'tree-ring.js');
-  const one = queries[7]!;
+  // The whole-process run uses the query whose in-process time is the median: a typical recall.
+  const order = tRecall.map((t, i) => [t, i] as const).sort((a, b) => a[0] - b[0]);
+  const one = queries[order[order.length >> 1]![1]]!;
   const procArgs = [bin, '--root', ROOT, 'recall', one.q, '--json', ...(one.o.project ? ['--project', one.o.project] : [])];
   const time = (args: string[]) => {
     const t0 = process.hrtime.bigint();
@@ -213,7 +215,7 @@ export function run(): BenchResult {
     `bare FTS5 query   : p50 ${f(bs.p50)} ms  p99 ${f(bs.p99)} ms   (MATCH + same filters, ORDER BY rank LIMIT 8)`,
     `unranked floor    : p50 ${f(fs2.p50)} ms  p99 ${f(fs2.p99)} ms   (same, first 8 matches; reference only)`,
     `ratio             : p50 ${f(rs.p50 / bs.p50)}x  p99 ${f(rs.p99 / bs.p99)}x   (targets <= 1.5x, p50 <= 5 ms)`,
-    `whole process     : tree-ring recall median ${f(cs.p50)} ms, node -e 0 median ${f(ns.p50)} ms, ratio ${f(cs.p50 / ns.p50)}x (target <= 1.6x)`,
+    `whole process     : tree-ring recall "${one.q}"${one.o.project ? ` --project ${one.o.project}` : ''} median ${f(cs.p50)} ms, node -e 0 median ${f(ns.p50)} ms, ratio ${f(cs.p50 / ns.p50)}x (target <= 1.6x)`,
   ];
   const okInProcess = rs.p50 <= 1.5 * bs.p50 && rs.p99 <= 1.5 * bs.p99 && rs.p50 <= 5;
   const okProcess = cs.p50 / ns.p50 <= 1.6;
