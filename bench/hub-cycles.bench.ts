@@ -13,13 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { Authority, initAuthority } from '../src/core/authority/store.js';
 import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
+import type { BenchResult } from './stats.js';
 import { claimBody, manyTasks, mutationBody, opPath, postOp, resultBody } from '../test/support/hub-http.js';
 
-interface BenchResult {
-  readonly name: string;
-  readonly lines: readonly string[];
-  readonly ok: boolean;
-}
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLIENTS = 8;
@@ -31,6 +27,17 @@ const REQUIREMENT = {
   workflow: 'bench-cycles',
   steps: [{ id: 'say', skill: 'say', action_class: 'agent_assertion', required: true, depends_on: [], summary: 'say', criteria: [{ id: 'ok', text: 'ok', required: true, controller_only: false }], references: [] }],
 };
+
+/** CPU seconds (user + system) the process has used, from /proc/PID/stat. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(rest[11]) + Number(rest[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return undefined;
+  }
+}
 
 const pct = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
@@ -96,8 +103,10 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
     await drive(0, warm);
     cycleLat.length = 0;
     reqLat.length = 0;
+    const cpu0 = cpuSeconds(child.pid!);
     const t0 = performance.now();
     await drive(warm, warm + cycles);
+    const cpu1 = cpuSeconds(child.pid!);
     const elapsed = (performance.now() - t0) / 1000;
     const cps = cycles / elapsed;
     cycleLat.sort((x, y) => x - y);
@@ -109,6 +118,10 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
       `cycle latency p50 ${pct(cycleLat, 50).toFixed(2)} ms  p99 ${pct(cycleLat, 99).toFixed(2)} ms`,
       `request       p50 ${pct(reqLat, 50).toFixed(2)} ms  p99 ${pct(reqLat, 99).toFixed(2)} ms  (${reqLat.length} requests)`,
       `hub peak RSS  ${rss === undefined ? 'unavailable' : `${rss.toFixed(1)} MiB`}`,
+      // On a shared machine wall-clock rates move with the load; the Hub's own CPU per cycle does not.
+      cpu0 === undefined || cpu1 === undefined
+        ? 'hub CPU       unavailable'
+        : `hub CPU       ${(((cpu1 - cpu0) * 1000) / cycles).toFixed(2)} ms per cycle (${(cycles / (cpu1 - cpu0)).toFixed(0)} cycles per CPU-second)`,
     );
   } finally {
     agent.destroy();
@@ -116,10 +129,4 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
     fs.rmSync(root, { recursive: true, force: true });
   }
   return { name: 'hub-cycles', lines, ok };
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const r = await run();
-  process.stdout.write(`[${r.name}]\n${r.lines.map((l) => `  ${l}`).join('\n')}\n`);
-  process.exitCode = r.ok ? 0 : 1;
 }
