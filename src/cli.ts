@@ -15,6 +15,20 @@ const DOCKER_HOST: OptionSpec = {
   help: 'Docker Engine API endpoint, unix:///path or tcp://host:port',
   defaultText: 'DOCKER_HOST, else /var/run/docker.sock, else the podman socket',
 };
+const DATA_DIR: OptionSpec = { flag: 'data-dir', value: 'DIR', help: 'the native data dir (authority, snapshots, journal); may also precede the command', required: true };
+const REPOSITORY: OptionSpec = { flag: 'repository', value: 'OWNER/NAME', help: 'the repository', required: true };
+const PROFILE: OptionSpec = { flag: 'profile', value: 'ID', help: 'the agent-task profile', required: true };
+const ENDPOINT: OptionSpec = { flag: 'endpoint', value: 'URL', help: 'the Hub, http://HOST:PORT', required: true };
+const TOKEN_FILE: OptionSpec = { flag: 'token-file', value: 'ABS_PATH', help: 'absolute path of an owner-private (0600) workspace token file', required: true };
+const HUB_CALL: readonly OptionSpec[] = [DATA_DIR, ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE];
+const CHANGE_ARG = { name: 'CHANGE', help: 'the Change id; its current subject is read from the local authority', required: true };
+const TASK_SELECT: readonly OptionSpec[] = [
+  { flag: 'task-id', value: 'ID', help: 'the task (from next or requirements)' },
+  { flag: 'step', value: 'STEP', help: 'the task of this requirement step (instead of --task-id)' },
+];
+const CALL_EXIT =
+  'Exit codes: 4 when the Hub rejects the token (401/403), 5 when it cannot be reached, 6 when its answer fails strict validation, ' +
+  '11 on a schema mismatch; see agentscm(1) EXIT STATUS.';
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
 // ---- groups --------------------------------------------------------------------------------------
@@ -25,6 +39,10 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['agent-task', 'observation'], summary: 'registered-observation digests and signatures' },
   { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },
   { path: ['tree-ring', 'policy'], summary: 'coordinated write policy of a Tree Ring store' },
+  { path: ['authority'], summary: 'trusted-local administration of the data dir (no HTTP, never generates keys)' },
+  { path: ['authority', 'profile'], summary: 'agent-task profiles and their workflow requirements' },
+  { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
+  { path: ['hub'], summary: 'the reference Hub' },
 ];
 
 // ---- tree-ring ---------------------------------------------------------------------------------------
@@ -244,6 +262,154 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('./commands/agent-task/runtime-probe.js'),
   },
   ...TREE_RING_COMMANDS,
+  {
+    path: ['agent-task', 'capabilities'],
+    summary: 'ask the Hub for its capability, schema versions and operations (task-independent)',
+    details: CALL_EXIT,
+    options: [ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE],
+    load: () => import('./commands/agent-task/capabilities.js'),
+  },
+  {
+    path: ['agent-task', 'requirements'],
+    summary: 'list the tasks of the Change\'s current subject with their states',
+    details: CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: HUB_CALL,
+    load: () => import('./commands/agent-task/requirements.js'),
+  },
+  {
+    path: ['agent-task', 'next'],
+    summary: 'the next task to work on and the typed next step (the same as qualification\'s)',
+    details: 'A superseded subject answers subject_current false, no task and next {"operation":"checkpoint"}. ' + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: HUB_CALL,
+    load: () => import('./commands/agent-task/next.js'),
+  },
+  {
+    path: ['agent-task', 'instructions'],
+    summary: 'the instruction entrypoint of a task: every criterion inline, named references, permitted progression',
+    details: 'When the Hub does not support the offered schema version, prints nothing on stdout (the schema_mismatch document is the JSON error detail) and exits 11. ' + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [...HUB_CALL, ...TASK_SELECT, { flag: 'schema-version', value: 'N', help: 'schema version to offer', defaultText: '1' }],
+    load: () => import('./commands/agent-task/instructions.js'),
+  },
+  {
+    path: ['agent-task', 'reference'],
+    summary: 'fetch one named reference of a task from the subject\'s immutable snapshot',
+    details:
+      'Outcomes are available (exit 0; without --json the content is printed as is), missing, denied, uncertain and limit ' +
+      '(over 128 KiB, refused before reading); every outcome but available exits 13 with the outcome document. ' + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [
+      ...HUB_CALL,
+      ...TASK_SELECT,
+      { flag: 'name', value: 'NAME', help: 'the reference name', required: true },
+      { flag: 'sha256', value: 'HEX', help: 'expected content digest', defaultText: 'the digest the task names' },
+      { flag: 'schema-version', value: 'N', help: 'expected schema version', defaultText: '1' },
+    ],
+    load: () => import('./commands/agent-task/reference.js'),
+  },
+  {
+    path: ['agent-task', 'status'],
+    summary: 'side-effect-free status of a task and its current (or named) attempt',
+    details: CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [...HUB_CALL, ...TASK_SELECT, { flag: 'attempt-id', value: 'ID', help: 'an exact attempt instead of the current one' }],
+    load: () => import('./commands/agent-task/status.js'),
+  },
+  {
+    path: ['agent-task', 'qualification'],
+    summary: 'is the Change\'s current subject qualified? (read-only, advisory; landing rechecks)',
+    details: 'Prints qualified, subject_current, receipt_digest, revision, per-task states, typed failures and next. Exits 0 when qualified, 8 when not. ' + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: HUB_CALL,
+    load: () => import('./commands/agent-task/qualification.js'),
+  },
+  {
+    path: ['authority', 'init'],
+    summary: 'create the data dir (0700) and its authority database',
+    details: 'Idempotent: an initialized data dir is reported with created false.',
+    options: [DATA_DIR],
+    load: () => import('./commands/authority/init.js'),
+  },
+  {
+    path: ['authority', 'profile', 'add'],
+    summary: 'install an agent-task profile and its workflow requirement; prints the requirement_digest',
+    details:
+      'FILE is a workflow requirement (format in docs/HUB.md). Re-adding the same target and requirement changes nothing; ' +
+      'anything else starts a new policy epoch, which supersedes every subject of the old one.',
+    options: [
+      DATA_DIR,
+      REPOSITORY,
+      { flag: 'profile', value: 'ID', help: 'the profile id', required: true },
+      { flag: 'target', value: 'NAME', help: 'the protected target (e.g. main)', required: true },
+      { flag: 'requirement', value: 'FILE', help: 'the workflow requirement JSON file', required: true },
+      { flag: 'publish-forge-status', help: 'publish a commit status for candidate pull/merge requests' },
+    ],
+    load: () => import('./commands/authority/profile-add.js'),
+  },
+  {
+    path: ['authority', 'token', 'issue'],
+    summary: 'issue a workspace bearer token into a new owner-private file; prints its token_id',
+    details: 'The file is created 0600 and never overwritten; the authority keeps only a hash of the token.',
+    options: [
+      DATA_DIR,
+      { flag: 'owner', value: 'ID', help: 'the owner the token acts for', required: true },
+      { flag: 'agent', value: 'ID', help: 'the agent the token acts as', required: true },
+      { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
+    ],
+    load: () => import('./commands/authority/token-issue.js'),
+  },
+  {
+    path: ['authority', 'token', 'revoke'],
+    summary: 'revoke a workspace token; the Hub refuses it on its next request',
+    options: [DATA_DIR, { flag: 'token-id', value: 'ID', help: 'the token_id printed by token issue', required: true }],
+    load: () => import('./commands/authority/token-revoke.js'),
+  },
+  {
+    path: ['authority', 'enroll'],
+    summary: 'enroll an operator-supplied Ed25519 public key for one repository, profile and step (a new epoch)',
+    details:
+      'The key (64 lowercase hex, a canonical point of large order) is checked before anything is written. At a terminal, ' +
+      'shows the key id and exact scope and asks for confirmation; --yes skips the question, and without a terminal --yes is required. ' +
+      'Prints registration_id, registration_epoch and verification_key_id. Generates no keys.',
+    options: [
+      DATA_DIR,
+      REPOSITORY,
+      PROFILE,
+      { flag: 'step', value: 'STEP', help: 'the requirement step the executor may observe', required: true },
+      { flag: 'executor-id', value: 'ID', help: 'the executor', required: true },
+      { flag: 'public-key', value: 'HEX', help: '64 lowercase hex characters (from agent-task key show)', required: true },
+      { flag: 'yes', help: 'do not ask for confirmation' },
+    ],
+    load: () => import('./commands/authority/enroll.js'),
+  },
+  {
+    path: ['authority', 'revoke-enrollment'],
+    summary: 'revoke an enrollment; evidence from it stops counting, and re-enrolling makes a new epoch',
+    options: [DATA_DIR, { flag: 'registration-id', value: 'ID', help: 'the registration_id printed by enroll', required: true }],
+    load: () => import('./commands/authority/revoke-enrollment.js'),
+  },
+  {
+    path: ['checkpoint'],
+    summary: 'record the workspace as an immutable snapshot and a new Change version (a fresh subject)',
+    details:
+      'In a git work tree the file set is `git ls-files -co --exclude-standard`; otherwise every file. Symlinks that leave the ' +
+      'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids.',
+    args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
+    options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'workspace', value: 'PATH', help: 'the workspace directory', required: true }],
+    load: () => import('./commands/checkpoint.js'),
+  },
+  {
+    path: ['hub', 'serve'],
+    summary: 'run the reference Hub over the data dir; prints the bound URL as the first stdout line',
+    details:
+      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks and GET /v1/hub/health ' +
+      '(docs/HUB.md). Stops on SIGTERM or SIGINT.',
+    json: false,
+    options: [DATA_DIR, { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' }],
+    load: () => import('./commands/hub/serve.js'),
+  },
 ];
 
 // ---- programs ------------------------------------------------------------------------------------

@@ -20,6 +20,10 @@ export const DOMAINS = {
   context: 'agentscm.change-context.v1',
   /** Snapshot (revision) root over the canonical manifest of paths, modes and content digests. */
   snapshot: 'agentscm.snapshot.v1',
+  /** Workspace key: which row of the workspace state a checked-out directory is (over its real path). */
+  workspace: 'agentscm.workspace-key.v1',
+  /** Logical task id over (repository, profile, change, version, policy epoch, step): stable per subject. */
+  taskId: 'agentscm.agent-workflow-task-id.v1',
   /** Workspace bearer token hash, as stored by the authority. */
   token: 'agentscm.workspace-token.v1',
   /** Canonical mutation request digests, one domain per action. */

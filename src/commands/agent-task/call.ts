@@ -1,0 +1,131 @@
+// Typed agent-task calls over authenticated HTTP: read the current subject from the local authority,
+// send one operation, validate the Hub's answer strictly before trusting any of it.
+
+import type { z } from 'zod';
+import type { Task } from '../../core/authority/plan.js';
+import { subjectToJson } from '../../core/authority/plan.js';
+import { Authority } from '../../core/authority/store.js';
+import type { Subject } from '../../core/authority/types.js';
+import type { JsonValue } from '../../core/canonical/json.js';
+import { formatIssues } from '../../core/contract/common.js';
+import { ANSWERS, ANSWER_MAX_BYTES } from '../../core/contract/ops.js';
+import { HEX64 } from '../../core/crypto/digest.js';
+import { AgentscmError, EXIT_CODES, usageError } from '../../core/errors.js';
+import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
+import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
+import { idArg, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+
+type Operation = keyof typeof ANSWERS;
+
+const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
+
+function localSubject(inv: Invocation, repository: string, profile: string): { subject: Subject; tasks: Task[] } {
+  const a = Authority.open(stringOpt(inv, 'data-dir'), { readonly: true });
+  try {
+    const subject = a.currentSubject(repository, profile, idArg(inv, 0, 'CHANGE'));
+    return { subject, tasks: a.tasksFor(subject) };
+  } finally {
+    a.close();
+  }
+}
+
+function pickTask(inv: Invocation, tasks: readonly Task[]): Task {
+  const taskId = optionalStringOpt(inv, 'task-id');
+  const step = optionalStringOpt(inv, 'step');
+  if ((taskId === undefined) === (step === undefined)) throw usageError('name the task with exactly one of --task-id ID or --step STEP');
+  const t = taskId !== undefined ? tasks.find((x) => x.task_id === idOpt(inv, 'task-id')) : tasks.find((x) => x.step.id === idOpt(inv, 'step'));
+  if (!t) throw new AgentscmError('NOT_FOUND', 'TASK_NOT_FOUND', 'no such task for the current subject of this Change');
+  return t;
+}
+
+export async function runOperation(op: Operation, _ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  const repository = repositoryOpt(inv);
+  const profile = idOpt(inv, 'profile');
+  const token = readTokenFile(stringOpt(inv, 'token-file'));
+  const endpoint = stringOpt(inv, 'endpoint');
+
+  let body: JsonValue;
+  let local: { subject: Subject; tasks: Task[] } | undefined;
+  let task: Task | undefined;
+  if (op === 'capabilities') {
+    if (inv.args.length > 0) throw usageError('capabilities takes no CHANGE');
+    body = { operation: 'capabilities' };
+  } else {
+    if (inv.args.length === 0) throw usageError(`${op} needs CHANGE`);
+    local = localSubject(inv, repository, profile);
+    const subject = subjectToJson(local.subject);
+    switch (op) {
+      case 'requirements':
+      case 'next':
+      case 'qualification':
+        body = { operation: op, subject };
+        break;
+      case 'instructions':
+        task = pickTask(inv, local.tasks);
+        body = { operation: op, subject, task_id: task.task_id, task_digest: task.task_digest, supported_schema_versions: [intOpt(inv, 'schema-version', 1, 65535) ?? 1] };
+        break;
+      case 'reference': {
+        task = pickTask(inv, local.tasks);
+        const name = idOpt(inv, 'name');
+        const sha = optionalStringOpt(inv, 'sha256') ?? task.step.references.find((r) => r.name === name)?.sha256;
+        if (sha === undefined) throw new AgentscmError('NOT_FOUND', 'REFERENCE_NOT_FOUND', `task has no reference named ${name} (pass --sha256 to ask anyway)`);
+        if (!HEX64.test(sha)) throw usageError('--sha256 must be 64 lowercase hex characters');
+        body = { operation: op, subject, task_id: task.task_id, task_digest: task.task_digest, name, expected_sha256: sha, expected_schema_version: intOpt(inv, 'schema-version', 1, 65535) ?? 1 };
+        break;
+      }
+      case 'status': {
+        task = pickTask(inv, local.tasks);
+        const attempt = optionalStringOpt(inv, 'attempt-id');
+        body = { operation: op, subject, task_id: task.task_id, task_digest: task.task_digest, attempt_id: attempt === undefined ? null : idOpt(inv, 'attempt-id') };
+        break;
+      }
+    }
+  }
+
+  const client = new HubClient({ endpoint, repository, profile, token, maxAnswerBytes: ANSWER_MAX_BYTES });
+  let answer: JsonValue;
+  try {
+    answer = await client.call(body);
+  } finally {
+    client.close();
+  }
+  const schema = ANSWERS[op] as z.ZodType;
+  const r = schema.safeParse(answer);
+  if (!r.success) throw malformed(formatIssues(r.error));
+  const a = answer as Record<string, JsonValue>;
+
+  if (a.status === 'schema_mismatch') {
+    throw new AgentscmError('SCHEMA_MISMATCH', 'SCHEMA_MISMATCH', `the Hub supports schema versions ${JSON.stringify(a.server_schema_versions)}; reinstall a matching agentscm`, {
+      answer: a,
+    });
+  }
+  // Cross-checks against the local authority: the Hub must be talking about the same subject.
+  if (local) {
+    const known = new Map(local.tasks.map((t) => [t.task_id, t.task_digest]));
+    const checkTask = (id: JsonValue | undefined, digest: JsonValue | undefined) => {
+      if (typeof id === 'string' && digest !== undefined && known.get(id) !== digest) throw malformed('task not derivable from the local authority');
+    };
+    if (op === 'qualification') {
+      if (a.revision !== local.subject.revision) throw malformed('revision differs from the local subject');
+      for (const t of a.tasks as Record<string, JsonValue>[]) checkTask(t.task_id, t.task_digest);
+      const n = a.next as Record<string, JsonValue>;
+      if (typeof n.task_id === 'string' && !known.has(n.task_id)) throw malformed('next names an unknown task');
+    }
+    if (op === 'next' && a.task !== null) {
+      const t = a.task as Record<string, JsonValue>;
+      checkTask(t.task_id, t.task_digest);
+    }
+    if (op === 'requirements') for (const t of a.tasks as Record<string, JsonValue>[]) checkTask(t.task_id, t.task_digest);
+    if (task && (op === 'status' || op === 'instructions')) {
+      const got = op === 'status' ? a : (a.entrypoint as Record<string, JsonValue>);
+      if (got.task_id !== task.task_id || got.task_digest !== task.task_digest) throw malformed('answer is about another task');
+    }
+  }
+
+  if (op === 'qualification') return { data: a, exitCode: a.qualified === true ? EXIT_CODES.OK : EXIT_CODES.NOT_QUALIFIED };
+  if (op === 'reference') {
+    if (a.status === 'available') return { data: a, text: String(a.content) };
+    return { data: a, exitCode: EXIT_CODES.NOT_FOUND };
+  }
+  return { data: a };
+}

@@ -1,0 +1,31 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Authority } from '../../core/authority/store.js';
+import { localState } from '../../core/errors.js';
+import { publishCreateOnly, requireAbsolute } from '../../core/fs/safe.js';
+import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
+import { idOpt, stringOpt } from '../options.js';
+
+export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  const owner = idOpt(inv, 'owner');
+  const agent = idOpt(inv, 'agent');
+  const out = requireAbsolute(stringOpt(inv, 'out'), '--out');
+  const parent = fs.lstatSync(path.dirname(out), { throwIfNoEntry: false });
+  if (!parent || !parent.isDirectory()) throw localState(`the directory of --out does not exist`, 'MISSING');
+  if (fs.lstatSync(out, { throwIfNoEntry: false })) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
+  const a = Authority.open(stringOpt(inv, 'data-dir'));
+  try {
+    const { token_id, token } = a.issueToken(owner, agent);
+    let written = false;
+    try {
+      written = publishCreateOnly(out, token + '\n', 0o600);
+    } finally {
+      // A token whose file was never written must not stay valid.
+      if (!written) a.deleteToken(token_id);
+    }
+    if (!written) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
+    return { data: { token_id, owner_id: owner, agent_id: agent, token_file: out } };
+  } finally {
+    a.close();
+  }
+}

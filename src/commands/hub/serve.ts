@@ -1,0 +1,29 @@
+// `hub serve`: the Hub's own entry point, and the only command that imports src/hub.
+
+import { startHub } from '../../hub/server.js';
+import { usageError } from '../../core/errors.js';
+import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
+import { stringOpt, optionalStringOpt } from '../options.js';
+
+export function parseListen(s: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(s);
+  if (!m || Number(m[2]) > 65535) throw usageError('--listen must be HOST:PORT (e.g. 127.0.0.1:0)');
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+}
+
+export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  const { host, port } = parseListen(optionalStringOpt(inv, 'listen') ?? '127.0.0.1:8421');
+  const hub = await startHub({ dataDir: stringOpt(inv, 'data-dir'), host, port, log: (l) => ctx.stderr.write(l + '\n') });
+  // The bound URL is the first stdout line, so `--listen 127.0.0.1:0` works in scripts.
+  ctx.stdout.write(hub.url + '\n');
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      void hub.close().then(resolve);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  return { raw: '' };
+}

@@ -1,0 +1,501 @@
+// The authority store of a data dir: profiles and their installed requirements (by policy epoch),
+// workspace tokens (hashed), executor enrollments and revocations, and Changes with their immutable
+// versions. Shared by the Hub, the `authority` admin commands, `checkpoint`, the typed CLI, the collector
+// and (read-only) the Stop hooks. No zod and no printing here.
+
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
+import { badInput, localState, notFound } from '../errors.js';
+import { assertPrivateDir, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
+import { compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
+import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor } from './types.js';
+
+export const AUTHORITY_FILE = 'authority.sqlite';
+export const AUTHORITY_SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE requirements (
+  requirement_digest TEXT PRIMARY KEY,
+  canonical BLOB NOT NULL,
+  plan_digest TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE profiles (
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  target TEXT NOT NULL,
+  requirement_digest TEXT NOT NULL REFERENCES requirements(requirement_digest),
+  policy_epoch INTEGER NOT NULL,
+  publish_forge_status INTEGER NOT NULL DEFAULT 0,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (repository, profile)
+) STRICT;
+CREATE TABLE profile_epochs (
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  policy_epoch INTEGER NOT NULL,
+  target TEXT NOT NULL,
+  requirement_digest TEXT NOT NULL REFERENCES requirements(requirement_digest),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (repository, profile, policy_epoch)
+) STRICT;
+CREATE TABLE tokens (
+  token_id TEXT PRIMARY KEY,
+  token_hash TEXT NOT NULL UNIQUE,
+  owner_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+) STRICT;
+CREATE TABLE enrollments (
+  registration_id TEXT PRIMARY KEY,
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  executor_id TEXT NOT NULL,
+  registration_epoch INTEGER NOT NULL,
+  public_key TEXT NOT NULL,
+  verification_key_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (repository, profile, step_id, executor_id, registration_epoch)
+) STRICT;
+CREATE TABLE enrollment_revocations (
+  registration_id TEXT PRIMARY KEY REFERENCES enrollments(registration_id),
+  revoked_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE changes (
+  repository TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  current_version INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (repository, change_id)
+) STRICT;
+CREATE TABLE change_versions (
+  repository TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  revision TEXT NOT NULL,
+  parent_revision TEXT,
+  context_digest TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (repository, change_id, change_version)
+) STRICT;
+`;
+
+const TOKEN_RE = /^agentscm_wt1_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
+
+export function authorityPath(dataDir: string): string {
+  return path.join(dataDir, AUTHORITY_FILE);
+}
+
+/** Opens a SQLite file with the store's pragmas: WAL (writers only), busy timeout, foreign keys. */
+export function openSqlite(file: string, readonly: boolean): Database.Database {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly, fileMustExist: true });
+  } catch (e) {
+    throw localState(`cannot open ${path.basename(file)} in the data dir: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
+  }
+  db.pragma('busy_timeout = 5000');
+  if (!readonly) db.pragma('foreign_keys = ON');
+  return db;
+}
+
+/** Creates the data dir (0700) and the authority database. Idempotent: an initialized dir is reported. */
+export function initAuthority(dataDir: string): { created: boolean; authority_id: string; data_dir: string } {
+  ensurePrivateDir(dataDir, 'data dir');
+  const file = authorityPath(dataDir);
+  if (!lstatOrUndefined(file)) {
+    const tmp = `${file}.init-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const db = new Database(tmp);
+    try {
+      fs.chmodSync(tmp, 0o600);
+      db.pragma('journal_mode = WAL');
+      db.exec(SCHEMA);
+      db.prepare('INSERT INTO meta (key, value) VALUES (?, ?), (?, ?)').run('authority_id', `auth-${randomBytes(12).toString('hex')}`, 'created_at', String(Date.now()));
+      db.pragma(`user_version = ${AUTHORITY_SCHEMA_VERSION}`);
+    } finally {
+      db.close();
+    }
+    // WAL sidecars belong to the temp name until it is closed; linking keeps an existing file untouched.
+    try {
+      fs.linkSync(tmp, file);
+      fs.rmSync(tmp);
+      const a = Authority.open(dataDir);
+      try {
+        return { created: true, authority_id: a.authorityId(), data_dir: path.resolve(dataDir) };
+      } finally {
+        a.close();
+      }
+    } catch (e) {
+      fs.rmSync(tmp, { force: true });
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+  const a = Authority.open(dataDir);
+  try {
+    return { created: false, authority_id: a.authorityId(), data_dir: path.resolve(dataDir) };
+  } finally {
+    a.close();
+  }
+}
+
+interface LoadedRequirement {
+  readonly requirement: Requirement;
+  readonly plan: Plan;
+  readonly plan_digest: string;
+}
+
+export interface AddProfileInput {
+  readonly repository: string;
+  readonly profile: string;
+  readonly target: string;
+  readonly requirement: Requirement;
+  readonly canonical: Buffer;
+  readonly requirement_digest: string;
+  readonly publish_forge_status?: boolean;
+}
+
+export class Authority {
+  private readonly requirementCache = new Map<string, LoadedRequirement>();
+  private readonly stmts: {
+    token: Database.Statement<[string], { token_hash: string; owner_id: string; agent_id: string; revoked_at: number | null }>;
+    profile: Database.Statement<[string, string], ProfileRow>;
+    epoch: Database.Statement<[string, string, number], { target: string; requirement_digest: string }>;
+    change: Database.Statement<[string, string], { current_version: number }>;
+    version: Database.Statement<[string, string, number], ChangeVersion>;
+  };
+
+  private constructor(
+    readonly db: Database.Database,
+    readonly dataDir: string,
+    readonly readonly: boolean,
+  ) {
+    this.stmts = {
+      token: db.prepare('SELECT token_hash, owner_id, agent_id, revoked_at FROM tokens WHERE token_id = ?'),
+      profile: db.prepare('SELECT * FROM profiles WHERE repository = ? AND profile = ?'),
+      epoch: db.prepare('SELECT target, requirement_digest FROM profile_epochs WHERE repository = ? AND profile = ? AND policy_epoch = ?'),
+      change: db.prepare('SELECT current_version FROM changes WHERE repository = ? AND change_id = ?'),
+      version: db.prepare('SELECT repository, change_id, change_version, revision, parent_revision, context_digest, created_at FROM change_versions WHERE repository = ? AND change_id = ? AND change_version = ?'),
+    };
+  }
+
+  /** Opens an existing authority; never creates one (reads must not initialize a data dir). */
+  static open(dataDir: string, opts: { readonly?: boolean } = {}): Authority {
+    assertPrivateDir(dataDir, 'data dir');
+    const file = authorityPath(dataDir);
+    const st = lstatOrUndefined(file);
+    if (!st) throw localState('the data dir has no authority (run `agentscm authority init --data-dir DIR`)', 'NO_AUTHORITY');
+    if (!st.isFile()) throw localState('the authority database is not a regular file', 'STORE_UNAVAILABLE');
+    const readonly = opts.readonly ?? false;
+    const db = openSqlite(file, readonly);
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version !== AUTHORITY_SCHEMA_VERSION) {
+      db.close();
+      throw localState(`the authority schema is version ${version}, this program needs ${AUTHORITY_SCHEMA_VERSION}`, 'SCHEMA_NOT_CURRENT');
+    }
+    return new Authority(db, dataDir, readonly);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** The health check: one trivial query against the store. */
+  ping(): boolean {
+    return (this.db.prepare('SELECT 1 AS ok').get() as { ok: number }).ok === 1;
+  }
+
+  authorityId(): string {
+    return (this.db.prepare("SELECT value FROM meta WHERE key = 'authority_id'").get() as { value: string }).value;
+  }
+
+  // ---- requirements and profiles -----------------------------------------------------------------
+
+  /**
+   * Installs or updates an agent-task profile. The same target and requirement is a no-op; anything
+   * else starts a new policy epoch, which supersedes every subject evaluated under the old one.
+   */
+  addProfile(input: AddProfileInput): Profile & { plan_digest: string; changed: boolean } {
+    const { digest: plan_digest } = compilePlan(input.requirement, input.requirement_digest);
+    const now = Date.now();
+    const tx = this.db.transaction(() => {
+      this.db
+        .prepare('INSERT OR IGNORE INTO requirements (requirement_digest, canonical, plan_digest, created_at) VALUES (?, ?, ?, ?)')
+        .run(input.requirement_digest, input.canonical, plan_digest, now);
+      const cur = this.stmts.profile.get(input.repository, input.profile);
+      const publish = input.publish_forge_status ?? false;
+      if (cur && cur.target === input.target && cur.requirement_digest === input.requirement_digest && Boolean(cur.publish_forge_status) === publish) {
+        return { ...rowToProfile(cur), changed: false };
+      }
+      const epoch = cur ? cur.policy_epoch + 1 : 1;
+      this.db
+        .prepare(
+          `INSERT INTO profiles (repository, profile, target, requirement_digest, policy_epoch, publish_forge_status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (repository, profile) DO UPDATE SET target = excluded.target, requirement_digest = excluded.requirement_digest,
+             policy_epoch = excluded.policy_epoch, publish_forge_status = excluded.publish_forge_status, updated_at = excluded.updated_at`,
+        )
+        .run(input.repository, input.profile, input.target, input.requirement_digest, epoch, publish ? 1 : 0, now);
+      this.db
+        .prepare('INSERT INTO profile_epochs (repository, profile, policy_epoch, target, requirement_digest, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(input.repository, input.profile, epoch, input.target, input.requirement_digest, now);
+      return {
+        repository: input.repository,
+        profile: input.profile,
+        target: input.target,
+        requirement_digest: input.requirement_digest,
+        policy_epoch: epoch,
+        publish_forge_status: publish,
+        changed: true,
+      };
+    });
+    return { ...tx.immediate(), plan_digest };
+  }
+
+  getProfile(repository: string, profile: string): Profile | undefined {
+    const row = this.stmts.profile.get(repository, profile);
+    return row ? rowToProfile(row) : undefined;
+  }
+
+  requireProfile(repository: string, profile: string): Profile {
+    const p = this.getProfile(repository, profile);
+    if (!p) throw notFound(`no agent-task profile ${profile} for repository ${repository}`, 'PROFILE_NOT_FOUND');
+    return p;
+  }
+
+  /** Loads an installed requirement by digest, rechecking the stored bytes against it. */
+  loadRequirement(digest: string): LoadedRequirement {
+    const hit = this.requirementCache.get(digest);
+    if (hit) return hit;
+    const row = this.db.prepare('SELECT canonical, plan_digest FROM requirements WHERE requirement_digest = ?').get(digest) as
+      | { canonical: Buffer; plan_digest: string }
+      | undefined;
+    if (!row) throw localState(`installed requirement ${digest} is missing`, 'STORE_CORRUPT');
+    if (domainDigest(DOMAINS.requirement, row.canonical) !== digest) throw localState(`installed requirement ${digest} does not match its digest`, 'STORE_CORRUPT');
+    const requirement = JSON.parse(row.canonical.toString('utf8')) as Requirement;
+    const { plan, digest: planDigest } = compilePlan(requirement, digest);
+    if (planDigest !== row.plan_digest) throw localState(`installed plan of ${digest} does not match its digest`, 'STORE_CORRUPT');
+    const loaded = { requirement, plan, plan_digest: planDigest };
+    this.requirementCache.set(digest, loaded);
+    return loaded;
+  }
+
+  // ---- tokens ------------------------------------------------------------------------------------
+
+  /** Issues a workspace bearer token; only its hash is stored. The caller writes the token file. */
+  issueToken(ownerId: string, agentId: string): { token_id: string; token: string } {
+    const tokenId = randomBytes(12).toString('hex');
+    const token = `agentscm_wt1_${tokenId}_${randomBytes(32).toString('base64url')}`;
+    this.db
+      .prepare('INSERT INTO tokens (token_id, token_hash, owner_id, agent_id, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(tokenId, tokenHash(token), ownerId, agentId, Date.now());
+    return { token_id: tokenId, token };
+  }
+
+  /** Forgets a token issued moments ago whose file could not be written. */
+  deleteToken(tokenId: string): void {
+    this.db.prepare('DELETE FROM tokens WHERE token_id = ?').run(tokenId);
+  }
+
+  revokeToken(tokenId: string): { token_id: string; revoked: boolean } {
+    const row = this.db.prepare('SELECT revoked_at FROM tokens WHERE token_id = ?').get(tokenId) as { revoked_at: number | null } | undefined;
+    if (!row) throw notFound(`no token ${tokenId}`, 'TOKEN_NOT_FOUND');
+    if (row.revoked_at !== null) return { token_id: tokenId, revoked: false };
+    this.db.prepare('UPDATE tokens SET revoked_at = ? WHERE token_id = ?').run(Date.now(), tokenId);
+    return { token_id: tokenId, revoked: true };
+  }
+
+  /** The actor of a bearer token, or undefined for an unknown, malformed or revoked one. */
+  authenticate(token: string): TokenActor | undefined {
+    const m = TOKEN_RE.exec(token);
+    if (!m) return undefined;
+    const row = this.stmts.token.get(m[1]!);
+    if (!row || row.revoked_at !== null) return undefined;
+    const a = Buffer.from(row.token_hash, 'hex');
+    const b = Buffer.from(tokenHash(token), 'hex');
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
+    return { token_id: m[1]!, owner_id: row.owner_id, agent_id: row.agent_id };
+  }
+
+  // ---- enrollments -------------------------------------------------------------------------------
+
+  /**
+   * Enrolls an operator-supplied public key (already validated by the caller) for one repository,
+   * profile and step: a new immutable registration with the next epoch for that executor.
+   */
+  enroll(input: { repository: string; profile: string; step_id: string; executor_id: string; public_key: string; verification_key_id: string }): Enrollment {
+    const tx = this.db.transaction(() => {
+      const p = this.requireProfile(input.repository, input.profile);
+      const { requirement } = this.loadRequirement(p.requirement_digest);
+      if (!requirement.steps.some((s) => s.id === input.step_id)) {
+        throw badInput(`step ${input.step_id} is not in the installed requirement of ${input.repository} ${input.profile}`, 'UNKNOWN_STEP');
+      }
+      const max = this.db
+        .prepare('SELECT MAX(registration_epoch) AS m FROM enrollments WHERE repository = ? AND profile = ? AND step_id = ? AND executor_id = ?')
+        .get(input.repository, input.profile, input.step_id, input.executor_id) as { m: number | null };
+      const e: Enrollment = {
+        registration_id: `reg-${randomBytes(12).toString('hex')}`,
+        repository: input.repository,
+        profile: input.profile,
+        step_id: input.step_id,
+        executor_id: input.executor_id,
+        registration_epoch: (max.m ?? 0) + 1,
+        public_key: input.public_key,
+        verification_key_id: input.verification_key_id,
+        created_at: Date.now(),
+        revoked_at: null,
+      };
+      this.db
+        .prepare(
+          'INSERT INTO enrollments (registration_id, repository, profile, step_id, executor_id, registration_epoch, public_key, verification_key_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(e.registration_id, e.repository, e.profile, e.step_id, e.executor_id, e.registration_epoch, e.public_key, e.verification_key_id, e.created_at);
+      return e;
+    });
+    return tx.immediate();
+  }
+
+  revokeEnrollment(registrationId: string): { registration_id: string; revoked: boolean } {
+    const tx = this.db.transaction(() => {
+      if (!this.getEnrollment(registrationId)) throw notFound(`no enrollment ${registrationId}`, 'ENROLLMENT_NOT_FOUND');
+      const r = this.db.prepare('INSERT OR IGNORE INTO enrollment_revocations (registration_id, revoked_at) VALUES (?, ?)').run(registrationId, Date.now());
+      return { registration_id: registrationId, revoked: r.changes === 1 };
+    });
+    return tx.immediate();
+  }
+
+  getEnrollment(registrationId: string): Enrollment | undefined {
+    return this.db
+      .prepare(
+        `SELECT e.*, r.revoked_at AS revoked_at FROM enrollments e LEFT JOIN enrollment_revocations r USING (registration_id) WHERE e.registration_id = ?`,
+      )
+      .get(registrationId) as Enrollment | undefined;
+  }
+
+  /**
+   * The current registration: the enrollment with the highest epoch for this executor and scope, and
+   * only if it is not revoked. An older epoch is never current, even when unrevoked.
+   */
+  currentRegistration(repository: string, profile: string, stepId: string, executorId: string): Enrollment | undefined {
+    const e = this.db
+      .prepare(
+        `SELECT e.*, r.revoked_at AS revoked_at FROM enrollments e LEFT JOIN enrollment_revocations r USING (registration_id)
+         WHERE e.repository = ? AND e.profile = ? AND e.step_id = ? AND e.executor_id = ? ORDER BY e.registration_epoch DESC LIMIT 1`,
+      )
+      .get(repository, profile, stepId, executorId) as Enrollment | undefined;
+    return e && e.revoked_at === null ? e : undefined;
+  }
+
+  // ---- Changes and subjects ----------------------------------------------------------------------
+
+  /** Records a new version of a Change at revision (creating the Change at version 1). */
+  recordChangeVersion(repository: string, changeId: string, revision: string): ChangeVersion {
+    if (!HEX64.test(revision)) throw badInput('revision must be 64 lowercase hex characters', 'BAD_REVISION');
+    const tx = this.db.transaction(() => {
+      const cur = this.stmts.change.get(repository, changeId);
+      const version = cur ? cur.current_version + 1 : 1;
+      const parent = cur ? this.stmts.version.get(repository, changeId, cur.current_version)!.revision : null;
+      const cv: ChangeVersion = {
+        repository,
+        change_id: changeId,
+        change_version: version,
+        revision,
+        parent_revision: parent,
+        context_digest: contextDigest(repository, changeId, version, revision, parent),
+        created_at: Date.now(),
+      };
+      this.db
+        .prepare('INSERT INTO change_versions (repository, change_id, change_version, revision, parent_revision, context_digest, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(cv.repository, cv.change_id, cv.change_version, cv.revision, cv.parent_revision, cv.context_digest, cv.created_at);
+      if (cur) this.db.prepare('UPDATE changes SET current_version = ? WHERE repository = ? AND change_id = ?').run(version, repository, changeId);
+      else this.db.prepare('INSERT INTO changes (repository, change_id, current_version, created_at) VALUES (?, ?, ?, ?)').run(repository, changeId, version, cv.created_at);
+      return cv;
+    });
+    return tx.immediate();
+  }
+
+  currentChangeVersion(repository: string, changeId: string): ChangeVersion | undefined {
+    const cur = this.stmts.change.get(repository, changeId);
+    return cur ? this.stmts.version.get(repository, changeId, cur.current_version) : undefined;
+  }
+
+  getChangeVersion(repository: string, changeId: string, version: number): ChangeVersion | undefined {
+    return this.stmts.version.get(repository, changeId, version);
+  }
+
+  /** The current subject of a Change under a profile: its current version at the current policy epoch. */
+  currentSubject(repository: string, profile: string, changeId: string): Subject {
+    const p = this.requireProfile(repository, profile);
+    const cv = this.currentChangeVersion(repository, changeId);
+    if (!cv) throw notFound(`no Change ${changeId} in ${repository} (run \`agentscm checkpoint\` first)`, 'CHANGE_NOT_FOUND');
+    return this.subjectOf(p, cv, p.policy_epoch, p.target, p.requirement_digest);
+  }
+
+  private subjectOf(p: Profile, cv: ChangeVersion, epoch: number, target: string, requirementDigest: string): Subject {
+    return {
+      repository: p.repository,
+      profile: p.profile,
+      target,
+      change_id: cv.change_id,
+      change_version: cv.change_version,
+      revision: cv.revision,
+      context_digest: cv.context_digest,
+      policy_epoch: epoch,
+      requirement_digest: requirementDigest,
+      plan_digest: this.loadRequirement(requirementDigest).plan_digest,
+    };
+  }
+
+  /**
+   * Resolves a subject named by a caller: it must be a real Change version evaluated at a real policy
+   * epoch of the profile, with every field equal to the stored one. `current` says whether it is still
+   * the Change's current version at the profile's current epoch.
+   */
+  resolveSubject(claimed: Subject): { subject: Subject; current: boolean } | undefined {
+    const p = this.getProfile(claimed.repository, claimed.profile);
+    if (!p) return undefined;
+    const cv = this.getChangeVersion(claimed.repository, claimed.change_id, claimed.change_version);
+    if (!cv) return undefined;
+    const ep = this.stmts.epoch.get(claimed.repository, claimed.profile, claimed.policy_epoch);
+    if (!ep) return undefined;
+    const subject = this.subjectOf(p, cv, claimed.policy_epoch, ep.target, ep.requirement_digest);
+    for (const k of Object.keys(subject) as (keyof Subject)[]) if (subject[k] !== claimed[k]) return undefined;
+    const cur = this.stmts.change.get(claimed.repository, claimed.change_id);
+    return { subject, current: cur !== undefined && cur.current_version === cv.change_version && p.policy_epoch === claimed.policy_epoch };
+  }
+
+  /** The subject's tasks, derived from its installed requirement (same ids everywhere). */
+  tasksFor(subject: Subject): Task[] {
+    const { requirement, plan } = this.loadRequirement(subject.requirement_digest);
+    return deriveTasks(subject, requirement, plan);
+  }
+}
+
+interface ProfileRow {
+  repository: string;
+  profile: string;
+  target: string;
+  requirement_digest: string;
+  policy_epoch: number;
+  publish_forge_status: number;
+  updated_at: number;
+}
+
+function rowToProfile(r: ProfileRow): Profile {
+  return {
+    repository: r.repository,
+    profile: r.profile,
+    target: r.target,
+    requirement_digest: r.requirement_digest,
+    policy_epoch: r.policy_epoch,
+    publish_forge_status: r.publish_forge_status === 1,
+  };
+}
+
+function tokenHash(token: string): string {
+  return domainDigest(DOMAINS.token, Buffer.from(token, 'utf8'));
+}

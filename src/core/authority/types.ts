@@ -1,0 +1,91 @@
+// Plain types of what the authority stores. No zod here: the Stop hook reads the authority too.
+
+export type ActionClass = 'command_collector' | 'review_collector' | 'observation' | 'agent_assertion' | 'controller_only';
+export const ACTION_CLASSES: readonly ActionClass[] = ['command_collector', 'review_collector', 'observation', 'agent_assertion', 'controller_only'];
+
+export interface Criterion {
+  readonly id: string;
+  readonly text: string;
+  readonly required: boolean;
+  readonly controller_only: boolean;
+}
+
+export interface NamedReference {
+  readonly name: string;
+  /** Canonical relative path inside the subject's immutable snapshot. */
+  readonly path: string;
+  readonly sha256: string;
+}
+
+export interface RequirementStep {
+  readonly id: string;
+  readonly skill: string;
+  readonly action_class: ActionClass;
+  readonly required: boolean;
+  readonly depends_on: readonly string[];
+  readonly summary: string;
+  readonly criteria: readonly Criterion[];
+  readonly references: readonly NamedReference[];
+}
+
+/** A workflow requirement (format version 1), normalized: see docs/HUB.md "The requirement file". */
+export interface Requirement {
+  readonly version: 1;
+  readonly workflow: string;
+  readonly steps: readonly RequirementStep[];
+}
+
+export interface Profile {
+  readonly repository: string;
+  readonly profile: string;
+  readonly target: string;
+  readonly requirement_digest: string;
+  readonly policy_epoch: number;
+  readonly publish_forge_status: boolean;
+}
+
+/**
+ * WorkflowTaskSubject: everything a task binds. A Change version plus the profile's policy epoch at
+ * which it is evaluated; the wire form of the subject in every task-bound request.
+ */
+export interface Subject {
+  readonly repository: string;
+  readonly profile: string;
+  readonly target: string;
+  readonly change_id: string;
+  readonly change_version: number;
+  readonly revision: string;
+  readonly context_digest: string;
+  readonly policy_epoch: number;
+  readonly requirement_digest: string;
+  readonly plan_digest: string;
+}
+
+export interface ChangeVersion {
+  readonly repository: string;
+  readonly change_id: string;
+  readonly change_version: number;
+  readonly revision: string;
+  readonly parent_revision: string | null;
+  readonly context_digest: string;
+  readonly created_at: number;
+}
+
+export interface TokenActor {
+  readonly token_id: string;
+  readonly owner_id: string;
+  readonly agent_id: string;
+}
+
+export interface Enrollment {
+  readonly registration_id: string;
+  readonly repository: string;
+  readonly profile: string;
+  readonly step_id: string;
+  readonly executor_id: string;
+  readonly registration_epoch: number;
+  readonly public_key: string;
+  readonly verification_key_id: string;
+  readonly created_at: number;
+  readonly revoked_at: number | null;
+}

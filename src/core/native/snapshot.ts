@@ -1,0 +1,225 @@
+// The native snapshot store: immutable, content-addressed snapshots of a workspace. A revision is the
+// domain-separated SHA-256 root over the canonical manifest (paths, modes, sizes, content digests).
+//
+//   DATA_DIR/snapshots/blobs/<aa>/<sha256>        file contents (sha256 = plain SHA-256 of the bytes)
+//   DATA_DIR/snapshots/manifests/<revision>.json  canonical manifest; its digest is the revision
+
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
+import { compareUtf8 } from '../canonical/json.js';
+import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
+import { badInput, localState } from '../errors.js';
+import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly } from '../fs/safe.js';
+
+export const MODE_FILE = 0o100644;
+export const MODE_EXEC = 0o100755;
+export const MODE_SYMLINK = 0o120000;
+/** Bound on one snapshot: file count and total bytes (a workspace is a source tree, not a data set). */
+export const MAX_SNAPSHOT_FILES = 100_000;
+export const MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024;
+
+export interface ManifestEntry {
+  readonly path: string;
+  /** 100644, 100755 or 120000 (a symlink whose target stays inside the workspace), as octal numbers. */
+  readonly mode: number;
+  readonly size: number;
+  readonly sha256: string;
+}
+
+export interface Manifest {
+  readonly version: 1;
+  readonly entries: readonly ManifestEntry[];
+}
+
+export function manifestBytes(m: Manifest): Buffer {
+  const doc: JsonValue = { version: 1, entries: m.entries.map((e) => ({ path: e.path, mode: e.mode, size: e.size, sha256: e.sha256 })) };
+  return canonicalJsonBytes(doc);
+}
+
+export function revisionOf(m: Manifest): string {
+  return domainDigest(DOMAINS.snapshot, manifestBytes(m));
+}
+
+/**
+ * The workspace's file set: in a git work tree, what `git ls-files -co --exclude-standard` lists
+ * (tracked and untracked-but-not-ignored files that exist); otherwise every regular file and symlink
+ * under root. Paths are relative, "/"-separated, sorted by UTF-8 bytes.
+ */
+export function listWorkspaceFiles(root: string): string[] {
+  const st = lstatOrUndefined(root);
+  if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
+  let files: string[];
+  if (isGitWorkTreeRoot(root)) {
+    const out = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+    files = [...new Set(out.toString('utf8').split('\0').filter((p) => p !== ''))].filter((p) => {
+      const s = lstatOrUndefined(path.join(root, p));
+      return s !== undefined && !s.isDirectory(); // deleted tracked files and submodules are not content
+    });
+  } else {
+    files = [];
+    walk(root, '', files);
+  }
+  if (files.length > MAX_SNAPSHOT_FILES) throw badInput(`workspace has more than ${MAX_SNAPSHOT_FILES} files`, 'WORKSPACE_TOO_LARGE');
+  return files.sort(compareUtf8);
+}
+
+function isGitWorkTreeRoot(root: string): boolean {
+  if (!lstatOrUndefined(path.join(root, '.git'))) return false;
+  try {
+    const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString('utf8').trim();
+    return fs.realpathSync(top) === fs.realpathSync(root);
+  } catch {
+    return false;
+  }
+}
+
+function walk(root: string, rel: string, out: string[]): void {
+  for (const d of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+    const p = rel === '' ? d.name : `${rel}/${d.name}`;
+    if (d.isDirectory()) walk(root, p, out);
+    else if (d.isFile() || d.isSymbolicLink()) out.push(p);
+    else throw badInput(`workspace entry ${p} is not a regular file, directory or symlink`, 'BAD_WORKSPACE');
+    if (out.length > MAX_SNAPSHOT_FILES) throw badInput(`workspace has more than ${MAX_SNAPSHOT_FILES} files`, 'WORKSPACE_TOO_LARGE');
+  }
+}
+
+/** A symlink is kept (as its target text) only when the target stays inside the workspace. */
+function checkedLinkTarget(root: string, rel: string): string {
+  const target = fs.readlinkSync(path.join(root, rel));
+  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel), target));
+  if (target.startsWith('/') || resolved === '..' || resolved.startsWith('../')) {
+    throw badInput(`workspace symlink ${rel} points outside the workspace; refusing it`, 'SYMLINK_ESCAPES');
+  }
+  return target;
+}
+
+interface ScannedFile extends ManifestEntry {
+  /** Where to read the bytes from (or the link target text). */
+  readonly source: { kind: 'file'; abs: string } | { kind: 'link'; target: string };
+}
+
+/** Hashes the listed files without writing anything: the read-only half of a checkpoint. */
+function scan(root: string, files: readonly string[]): ScannedFile[] {
+  const out: ScannedFile[] = [];
+  let total = 0;
+  for (const rel of files) {
+    if (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || /[\u0000-\u001f\u007f]/.test(rel)) {
+      throw badInput(`workspace path ${JSON.stringify(rel)} cannot be recorded`, 'BAD_WORKSPACE');
+    }
+    const abs = path.join(root, rel);
+    const st = fs.lstatSync(abs);
+    if (st.isSymbolicLink()) {
+      const target = checkedLinkTarget(root, rel);
+      const bytes = Buffer.from(target, 'utf8');
+      out.push({ path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), source: { kind: 'link', target } });
+      continue;
+    }
+    if (!st.isFile()) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
+    total += st.size;
+    if (total > MAX_SNAPSHOT_BYTES) throw badInput('workspace is larger than the snapshot limit', 'WORKSPACE_TOO_LARGE');
+    const bytes = fs.readFileSync(abs);
+    out.push({
+      path: rel,
+      mode: (st.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE,
+      size: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      source: { kind: 'file', abs },
+    });
+  }
+  return out;
+}
+
+/** The manifest and revision the workspace would have now, computed read-only (used by Stop hooks). */
+export function scanWorkspace(root: string): { manifest: Manifest; revision: string } {
+  const entries = scan(root, listWorkspaceFiles(root)).map(({ path: p, mode, size, sha256 }) => ({ path: p, mode, size, sha256 }));
+  const manifest: Manifest = { version: 1, entries };
+  return { manifest, revision: revisionOf(manifest) };
+}
+
+export class SnapshotStore {
+  readonly root: string;
+  constructor(readonly dataDir: string) {
+    this.root = path.join(dataDir, 'snapshots');
+  }
+
+  private blobPath(sha: string): string {
+    return path.join(this.root, 'blobs', sha.slice(0, 2), sha);
+  }
+
+  private manifestPath(revision: string): string {
+    return path.join(this.root, 'manifests', `${revision}.json`);
+  }
+
+  /**
+   * Records the workspace as an immutable snapshot and returns its revision. Blobs and the manifest
+   * are published create-only, so an existing snapshot is never rewritten and a crash leaves at most
+   * unreferenced blobs.
+   */
+  record(workspace: string): { revision: string; manifest: Manifest } {
+    const root = fs.realpathSync(workspace);
+    const scanned = scan(root, listWorkspaceFiles(root));
+    ensurePrivateDir(path.join(this.root, 'blobs'), 'snapshot store');
+    ensurePrivateDir(path.join(this.root, 'manifests'), 'snapshot store');
+    for (const f of scanned) {
+      const file = this.blobPath(f.sha256);
+      if (lstatOrUndefined(file)) continue;
+      const bytes = f.source.kind === 'file' ? fs.readFileSync(f.source.abs) : Buffer.from(f.source.target, 'utf8');
+      // The file may have changed between scan and copy: the blob must be what the manifest names.
+      if (createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw badInput(`workspace file ${f.path} changed during the checkpoint; retry`, 'WORKSPACE_CHANGED');
+      ensurePrivateDir(path.dirname(file), 'snapshot store');
+      publishCreateOnly(file, bytes, 0o400);
+    }
+    const manifest: Manifest = { version: 1, entries: scanned.map(({ path: p, mode, size, sha256 }) => ({ path: p, mode, size, sha256 })) };
+    const bytes = manifestBytes(manifest);
+    const revision = domainDigest(DOMAINS.snapshot, bytes);
+    publishCreateOnly(this.manifestPath(revision), bytes, 0o400);
+    fsyncDir(path.join(this.root, 'manifests'));
+    return { revision, manifest };
+  }
+
+  /** Loads a manifest and checks it against its revision; undefined when the snapshot does not exist. */
+  manifest(revision: string): Manifest | undefined {
+    if (!HEX64.test(revision)) return undefined;
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(this.manifestPath(revision));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw localState('snapshot store unreadable', 'STORE_UNAVAILABLE');
+    }
+    if (domainDigest(DOMAINS.snapshot, bytes) !== revision) throw localState(`snapshot ${revision} does not match its revision`, 'STORE_CORRUPT');
+    return JSON.parse(bytes.toString('utf8')) as Manifest;
+  }
+
+  /**
+   * Reads a blob of at most maxBytes. The size is checked on the open descriptor before any byte is
+   * read; returns 'limit' when over, undefined when missing. The content hash is the caller's check.
+   */
+  readBlob(sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
+    let fd: number;
+    try {
+      fd = fs.openSync(this.blobPath(sha256), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw localState('snapshot store unreadable', 'STORE_UNAVAILABLE');
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) return undefined;
+      if (st.size > maxBytes) return 'limit';
+      const buf = Buffer.alloc(st.size);
+      let off = 0;
+      while (off < st.size) {
+        const n = fs.readSync(fd, buf, off, st.size - off, off);
+        if (n === 0) break;
+        off += n;
+      }
+      return off === st.size ? buf : undefined;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+// Workspace state: which snapshot a checked-out directory was last checkpointed at. One SQLite file in
+// the data dir, one row per workspace. Checkpoint writes it; the Stop hook opens it read-only (no
+// migration, no journal-mode change) and compares the files against the base snapshot itself.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { DOMAINS, domainDigest } from '../crypto/digest.js';
+import { localState } from '../errors.js';
+import { lstatOrUndefined } from '../fs/safe.js';
+
+export const WORKSPACES_FILE = 'workspaces.sqlite';
+export const WORKSPACES_SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE workspaces (
+  workspace_key TEXT PRIMARY KEY,
+  workspace_path TEXT NOT NULL,
+  repository TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  -- ready: base_revision describes the last completed checkpoint; pending_operation is set while one runs.
+  status TEXT NOT NULL CHECK (status IN ('ready', 'pending')),
+  base_revision TEXT,
+  generation INTEGER NOT NULL,
+  pending_operation TEXT,
+  last_scan_revision TEXT,
+  last_scan_at INTEGER,
+  updated_at INTEGER NOT NULL
+) STRICT;
+`;
+
+export interface WorkspaceState {
+  readonly workspace_key: string;
+  readonly workspace_path: string;
+  readonly repository: string;
+  readonly change_id: string;
+  readonly status: 'ready' | 'pending';
+  readonly base_revision: string | null;
+  readonly generation: number;
+  readonly pending_operation: string | null;
+  readonly last_scan_revision: string | null;
+  readonly last_scan_at: number | null;
+  readonly updated_at: number;
+}
+
+/** The row key of a workspace: a digest of its real path (so two spellings of one directory agree). */
+export function workspaceKey(workspace: string): string {
+  return domainDigest(DOMAINS.workspace, Buffer.from(fs.realpathSync(workspace), 'utf8'));
+}
+
+function file(dataDir: string): string {
+  return path.join(dataDir, WORKSPACES_FILE);
+}
+
+/** Opens (creating on first use) the workspace state for writing: only `checkpoint` does this. */
+export function openWorkspacesForWrite(dataDir: string): Database.Database {
+  const f = file(dataDir);
+  const fresh = !lstatOrUndefined(f);
+  const db = new Database(f);
+  if (fresh) fs.chmodSync(f, 0o600);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
+  const v = db.pragma('user_version', { simple: true }) as number;
+  if (v === 0) {
+    db.transaction(() => {
+      db.exec(SCHEMA);
+      db.pragma(`user_version = ${WORKSPACES_SCHEMA_VERSION}`);
+    }).immediate();
+  } else if (v !== WORKSPACES_SCHEMA_VERSION) {
+    db.close();
+    throw localState(`workspace state schema is version ${v}, this program needs ${WORKSPACES_SCHEMA_VERSION}`, 'SCHEMA_NOT_CURRENT');
+  }
+  return db;
+}
+
+/**
+ * Reads one workspace's state read-only. A missing file or an old schema is LOCAL_STATE (the hook
+ * blocks on it); nothing is created or migrated.
+ */
+export function readWorkspaceState(dataDir: string, workspace: string): WorkspaceState | undefined {
+  const f = file(dataDir);
+  if (!lstatOrUndefined(f)) throw localState('the data dir has no workspace state (run `agentscm checkpoint` first)', 'NO_WORKSPACE_STATE');
+  let db: Database.Database;
+  try {
+    db = new Database(f, { readonly: true, fileMustExist: true });
+  } catch {
+    throw localState('workspace state unavailable', 'STORE_UNAVAILABLE');
+  }
+  try {
+    db.pragma('busy_timeout = 5000');
+    const v = db.pragma('user_version', { simple: true }) as number;
+    if (v !== WORKSPACES_SCHEMA_VERSION) throw localState('workspace state schema is not current', 'SCHEMA_NOT_CURRENT');
+    return db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(workspaceKey(workspace)) as WorkspaceState | undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** Marks a checkpoint as running (write-ahead), so a crash mid-checkpoint is visible to the hook. */
+export function beginCheckpoint(db: Database.Database, workspace: string, repository: string, changeId: string): WorkspaceState {
+  const key = workspaceKey(workspace);
+  const now = Date.now();
+  return db.transaction(() => {
+    db.prepare(
+      `INSERT INTO workspaces (workspace_key, workspace_path, repository, change_id, status, base_revision, generation, pending_operation, updated_at)
+       VALUES (?, ?, ?, ?, 'pending', NULL, 0, 'checkpoint', ?)
+       ON CONFLICT (workspace_key) DO UPDATE SET status = 'pending', pending_operation = 'checkpoint', repository = excluded.repository,
+         change_id = excluded.change_id, updated_at = excluded.updated_at`,
+    ).run(key, fs.realpathSync(workspace), repository, changeId, now);
+    return db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(key) as WorkspaceState;
+  }).immediate();
+}
+
+export function completeCheckpoint(db: Database.Database, workspace: string, revision: string): WorkspaceState {
+  const key = workspaceKey(workspace);
+  const now = Date.now();
+  return db.transaction(() => {
+    db.prepare(
+      `UPDATE workspaces SET status = 'ready', pending_operation = NULL, base_revision = ?, generation = generation + 1,
+         last_scan_revision = ?, last_scan_at = ?, updated_at = ? WHERE workspace_key = ?`,
+    ).run(revision, revision, now, now, key);
+    return db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(key) as WorkspaceState;
+  }).immediate();
+}

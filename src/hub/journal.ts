@@ -1,0 +1,186 @@
+// The journal: the Hub's durable record of retained tasks, attempts, idempotent requests, assertions
+// and receipts, in DATA_DIR/journal.sqlite. Reads never create it: without a journal every task of a
+// subject is pending. The first mutation creates it (openJournalForWrite).
+//
+// Part 1 defines the tables and the read side. Claims, leases, fences, idempotent mutations, results
+// and recovery (rows of `attempts`, `idempotency`, `assertions`) and receipts are written by later parts
+// through this module.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Subject } from '../core/authority/types.js';
+import { localState } from '../core/errors.js';
+import { lstatOrUndefined } from '../core/fs/safe.js';
+
+export const JOURNAL_FILE = 'journal.sqlite';
+export const JOURNAL_SCHEMA_VERSION = 1;
+
+export const JOURNAL_SCHEMA = `
+-- A task is retained (canonical binding bytes) when it is first claimed; reads re-derive it otherwise.
+CREATE TABLE tasks (
+  task_id TEXT PRIMARY KEY,
+  task_digest TEXT NOT NULL,
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  policy_epoch INTEGER NOT NULL,
+  step_id TEXT NOT NULL,
+  canonical BLOB NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX tasks_by_change_step ON tasks (repository, change_id, profile, step_id);
+-- One fresh execution of a task. fence increases per task; only the highest fence is current.
+CREATE TABLE attempts (
+  attempt_id TEXT PRIMARY KEY,
+  task_id TEXT NOT NULL REFERENCES tasks(task_id),
+  attempt_digest TEXT NOT NULL,
+  claim_request_id TEXT NOT NULL,
+  execution_operation_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  registration_id TEXT,
+  registration_epoch INTEGER,
+  fence INTEGER NOT NULL,
+  lease_ms INTEGER NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('leased', 'finished', 'cancelled', 'replaced')),
+  outcome TEXT CHECK (outcome IS NULL OR outcome IN ('passed', 'failed', 'uncertain')),
+  -- A stable failure code for qualification (e.g. collector_not_passed, result_failed).
+  outcome_code TEXT,
+  superseded_by_fence INTEGER,
+  canonical BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (task_id, fence)
+) STRICT;
+-- Every mutation's request id, scoped to the authenticated owner and agent, bound to its exact bytes.
+CREATE TABLE idempotency (
+  owner_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  request_digest TEXT NOT NULL,
+  response BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_id, agent_id, request_id)
+) STRICT;
+-- Retained assertions and registered observations: always nonpassing material.
+CREATE TABLE assertions (
+  request_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  task_id TEXT NOT NULL REFERENCES tasks(task_id),
+  attempt_id TEXT NOT NULL REFERENCES attempts(attempt_id),
+  trust_class TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  observation_digest TEXT,
+  body BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_id, agent_id, request_id)
+) STRICT;
+-- Exact-subject receipts (v2 graph receipts from imported collector transfers).
+CREATE TABLE receipts (
+  receipt_digest TEXT PRIMARY KEY,
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  context_digest TEXT NOT NULL,
+  policy_epoch INTEGER NOT NULL,
+  requirement_digest TEXT NOT NULL,
+  revision TEXT NOT NULL,
+  body BLOB NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX receipts_by_subject ON receipts (repository, profile, change_id, change_version, policy_epoch);
+`;
+
+export interface AttemptRow {
+  readonly attempt_id: string;
+  readonly task_id: string;
+  readonly attempt_digest: string;
+  readonly owner_id: string;
+  readonly agent_id: string;
+  readonly registration_id: string | null;
+  readonly fence: number;
+  readonly lease_expires_at: number;
+  readonly state: 'leased' | 'finished' | 'cancelled' | 'replaced';
+  readonly outcome: 'passed' | 'failed' | 'uncertain' | null;
+  readonly outcome_code: string | null;
+}
+
+export function journalPath(dataDir: string): string {
+  return path.join(dataDir, JOURNAL_FILE);
+}
+
+export class Journal {
+  private readonly latestStmt: Database.Statement<[string], AttemptRow>;
+  private readonly attemptStmt: Database.Statement<[string], AttemptRow>;
+  private readonly receiptStmt: Database.Statement<[string, string, string, number, number, string, string, string], { receipt_digest: string }>;
+
+  constructor(readonly db: Database.Database) {
+    this.latestStmt = db.prepare('SELECT * FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1');
+    this.attemptStmt = db.prepare('SELECT * FROM attempts WHERE attempt_id = ?');
+    this.receiptStmt = db.prepare(
+      `SELECT receipt_digest FROM receipts WHERE repository = ? AND profile = ? AND change_id = ? AND change_version = ? AND policy_epoch = ?
+         AND context_digest = ? AND requirement_digest = ? AND revision = ? ORDER BY created_at DESC LIMIT 1`,
+    );
+  }
+
+  /** The current (highest-fence) attempt of a task, if any. */
+  latestAttempt(taskId: string): AttemptRow | undefined {
+    return this.latestStmt.get(taskId);
+  }
+
+  attempt(attemptId: string): AttemptRow | undefined {
+    return this.attemptStmt.get(attemptId);
+  }
+
+  /** The receipt for exactly this subject, if one was finalized. */
+  receiptFor(s: Subject): string | undefined {
+    return this.receiptStmt.get(s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, s.context_digest, s.requirement_digest, s.revision)?.receipt_digest;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** Opens the journal read-only, or returns undefined when there is none yet (never creates it). */
+export function openJournalReadOnly(dataDir: string): Journal | undefined {
+  const f = journalPath(dataDir);
+  if (!lstatOrUndefined(f)) return undefined;
+  const db = new Database(f, { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  checkVersion(db);
+  return new Journal(db);
+}
+
+/** Opens the journal for mutations, creating it (0600, WAL) on first use. */
+export function openJournalForWrite(dataDir: string): Journal {
+  const f = journalPath(dataDir);
+  const fresh = !lstatOrUndefined(f);
+  const db = new Database(f);
+  if (fresh) fs.chmodSync(f, 0o600);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  if ((db.pragma('user_version', { simple: true }) as number) === 0) {
+    db.transaction(() => {
+      db.exec(JOURNAL_SCHEMA);
+      db.pragma(`user_version = ${JOURNAL_SCHEMA_VERSION}`);
+    }).immediate();
+  }
+  checkVersion(db);
+  return new Journal(db);
+}
+
+function checkVersion(db: Database.Database): void {
+  const v = db.pragma('user_version', { simple: true }) as number;
+  if (v !== JOURNAL_SCHEMA_VERSION) {
+    db.close();
+    throw localState(`journal schema is version ${v}, this program needs ${JOURNAL_SCHEMA_VERSION}`, 'SCHEMA_NOT_CURRENT');
+  }
+}

@@ -1,0 +1,218 @@
+// The reference Hub's HTTP facade on node:http. One process, one authority connection; better-sqlite3
+// is synchronous, so each request runs to completion on the event loop with a consistent view.
+//
+//   GET  /v1/hub/health                                                   storage ping, no auth
+//   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks
+//        body {"operation": ..., ...}; bearer workspace token; answers per docs/HUB.md
+
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Authority } from '../core/authority/store.js';
+import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
+import { formatIssues, Id } from '../core/contract/common.js';
+import { OPERATION_MAX_BYTES, READ_OPERATIONS, ReadRequest } from '../core/contract/ops.js';
+import { isRepository } from '../core/contract/paths.js';
+import { AgentscmError } from '../core/errors.js';
+import { SnapshotStore } from '../core/native/snapshot.js';
+import { HubError, invalidRequest, unauthenticated } from './errors.js';
+import { journalPath, openJournalReadOnly, type Journal } from './journal.js';
+import { handleRead, type ReadContext, type Scope } from './reads.js';
+import { lstatOrUndefined } from '../core/fs/safe.js';
+
+const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks$/;
+
+export interface HubOptions {
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+  /** Where one-line diagnostics go (never to clients). */
+  readonly log?: (line: string) => void;
+}
+
+export interface RunningHub {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Shared state of one Hub process: the authority, the snapshot store and the journal once it exists. */
+export class HubState {
+  readonly authority: Authority;
+  readonly snapshots: SnapshotStore;
+  private journalHandle: Journal | undefined;
+
+  constructor(readonly dataDir: string) {
+    this.authority = Authority.open(dataDir);
+    this.snapshots = new SnapshotStore(dataDir);
+  }
+
+  /** The journal, opened read-only when it first exists; undefined until then (reads never create it). */
+  journal(): Journal | undefined {
+    if (this.journalHandle) return this.journalHandle;
+    if (!lstatOrUndefined(journalPath(this.dataDir))) return undefined;
+    this.journalHandle = openJournalReadOnly(this.dataDir);
+    return this.journalHandle;
+  }
+
+  /** Later parts install a writable journal here (the same handle then serves reads). */
+  setJournal(j: Journal): void {
+    this.journalHandle?.close();
+    this.journalHandle = j;
+  }
+
+  close(): void {
+    this.journalHandle?.close();
+    this.authority.close();
+  }
+}
+
+function send(res: http.ServerResponse, status: number, body: JsonValue, close = false): void {
+  const bytes = Buffer.from(outputJson(body), 'utf8');
+  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': bytes.length, 'cache-control': 'no-store' };
+  if (close) headers.connection = 'close';
+  res.writeHead(status, headers);
+  res.end(bytes);
+}
+
+function sendError(res: http.ServerResponse, e: HubError, close = false): void {
+  send(res, e.status, { error: { code: e.code, message: e.message } }, close);
+}
+
+/** Reads at most max bytes of body; resolves undefined when the limit is crossed. */
+function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      total += c.length;
+      if (total > max) {
+        over = true;
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks, total));
+    });
+    req.on('error', reject);
+  });
+}
+
+function bearer(req: http.IncomingMessage): string | undefined {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string') return undefined;
+  const m = /^Bearer ([!-~]{1,512})$/.exec(h);
+  return m?.[1];
+}
+
+export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = READ_OPERATIONS) {
+  return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    try {
+      const url = req.url ?? '/';
+      const pathOnly = url.split('?')[0]!;
+      if (pathOnly === '/v1/hub/health') {
+        if (req.method !== 'GET') throw new HubError(405, 'method_not_allowed', 'use GET');
+        let ok = false;
+        try {
+          ok = state.authority.ping();
+        } catch {
+          ok = false;
+        }
+        send(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' });
+        return;
+      }
+      const m = ROUTE.exec(pathOnly);
+      if (!m) throw new HubError(404, 'not_found', 'no such route');
+      if (req.method !== 'POST') throw new HubError(405, 'method_not_allowed', 'use POST');
+
+      // The actor comes from the bearer token alone, checked against the authority on every request,
+      // so a revoked token fails on its next request.
+      const token = bearer(req);
+      const actor = token === undefined ? undefined : state.authority.authenticate(token);
+      if (!actor) throw unauthenticated();
+
+      let repository: string;
+      let profile: string;
+      try {
+        repository = decodeURIComponent(m[1]!);
+        profile = decodeURIComponent(m[2]!);
+      } catch {
+        throw invalidRequest('malformed repository or profile in the path');
+      }
+      if (!isRepository(repository) || !Id.safeParse(profile).success) throw invalidRequest('malformed repository or profile in the path');
+      if (!state.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
+
+      const ctype = req.headers['content-type'];
+      if (typeof ctype !== 'string' || !/^application\/json(\s*;\s*charset=utf-8)?$/i.test(ctype)) throw new HubError(415, 'unsupported_media_type', 'send application/json');
+      const declared = req.headers['content-length'];
+      if (declared !== undefined && (!/^[0-9]{1,12}$/.test(declared) || Number(declared) > OPERATION_MAX_BYTES)) {
+        // Refused from the header, before any body byte is read.
+        sendError(res, new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`), true);
+        req.destroy();
+        return;
+      }
+      const body = await readBody(req, OPERATION_MAX_BYTES);
+      if (body === undefined) {
+        sendError(res, new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`), true);
+        req.destroy();
+        return;
+      }
+      let doc: JsonValue;
+      try {
+        doc = parseStrictJson(body, { maxBytes: OPERATION_MAX_BYTES, what: 'request body' });
+      } catch (e) {
+        throw invalidRequest(e instanceof AgentscmError ? e.message : 'request body is not valid JSON');
+      }
+      if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && typeof doc.operation === 'string' && !operations.includes(doc.operation)) {
+        throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');
+      }
+      const parsed = ReadRequest.safeParse(doc);
+      if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
+      const scope: Scope = { repository, profile, actor };
+      const ctx: ReadContext = { authority: state.authority, snapshots: state.snapshots, journal: () => state.journal(), now: Date.now(), operations };
+      send(res, 200, handleRead(ctx, scope, parsed.data));
+    } catch (e) {
+      if (e instanceof HubError) {
+        sendError(res, e);
+        return;
+      }
+      if (e instanceof AgentscmError && (e.kind === 'LOCAL_STATE' || e.code === 'STORE_UNAVAILABLE')) {
+        log(`hub: store unavailable (${e.code})`);
+        sendError(res, new HubError(503, 'store_unavailable', 'the Hub storage is unavailable'));
+        return;
+      }
+      log(`hub: internal error (${e instanceof Error ? e.name : 'unknown'})`);
+      sendError(res, new HubError(500, 'internal', 'internal error'));
+    }
+  };
+}
+
+export async function startHub(opts: HubOptions): Promise<RunningHub> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const state = new HubState(opts.dataDir);
+  const handler = createHandler(state, log);
+  const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 }, (req, res) => {
+    void handler(req, res);
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          state.close();
+          resolve();
+        });
+        server.closeAllConnections();
+      }),
+  };
+}
