@@ -1,0 +1,84 @@
+// A real Hub for tests: `agentscm hub serve` as a child process on 127.0.0.1:0 over a temp data dir,
+// plus the admin sequence that sets up the example profile.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { agentscm, AGENTSCM_BIN, json, REPO_ROOT } from './cli.js';
+
+export const REPO = 'acme/demo';
+export const PROFILE = 'default';
+export const EXAMPLE_REQUIREMENT = path.join(REPO_ROOT, 'examples', 'requirement.json');
+export const EXAMPLE_WORKSPACE = path.join(REPO_ROOT, 'examples', 'workspace');
+
+export interface RunningHub {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `hub serve` and resolves with the URL it prints as its first stdout line. */
+export function startHub(dataDir: string): Promise<RunningHub> {
+  const child = spawn(process.execPath, [AGENTSCM_BIN, 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    child.once('exit', (code) => reject(new Error(`hub exited early (${code}): ${err}`)));
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const nl = out.indexOf('\n');
+      if (nl === -1) return;
+      child.removeAllListeners('exit');
+      resolve({
+        url: out.slice(0, nl),
+        child,
+        stop: () =>
+          new Promise<void>((res) => {
+            if (child.exitCode !== null) return res();
+            child.once('exit', () => res());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `agentscm-${prefix}-`));
+}
+
+export interface Setup {
+  root: string;
+  dataDir: string;
+  tokenFile: string;
+  tokenId: string;
+  workspace: string;
+}
+
+/** authority init, profile add (example requirement), token issue, copy of the example workspace. */
+export function adminSetup(requirement = EXAMPLE_REQUIREMENT): Setup {
+  const root = tempDir('hub');
+  const dataDir = path.join(root, 'data');
+  const ok = (args: string[]) => {
+    const r = agentscm([...args, '--json']);
+    if (r.code !== 0) throw new Error(`${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+    return json(r);
+  };
+  ok(['authority', 'init', '--data-dir', dataDir]);
+  ok(['authority', 'profile', 'add', '--data-dir', dataDir, '--repository', REPO, '--profile', PROFILE, '--target', 'main', '--requirement', requirement]);
+  const tokenFile = path.join(root, 'token');
+  const t = ok(['authority', 'token', 'issue', '--data-dir', dataDir, '--owner', 'alice', '--agent', 'claude', '--out', tokenFile]);
+  const workspace = path.join(root, 'ws');
+  fs.cpSync(EXAMPLE_WORKSPACE, workspace, { recursive: true });
+  return { root, dataDir, tokenFile, tokenId: t.token_id as string, workspace };
+}
+
+export function checkpointArgs(s: Setup, change = 'c1'): string[] {
+  return ['checkpoint', change, '--data-dir', s.dataDir, '--repository', REPO, '--profile', PROFILE, '--workspace', s.workspace, '--json'];
+}
+
+export function callArgs(s: Setup, url: string, op: string, ...rest: string[]): string[] {
+  return ['agent-task', op, ...rest, '--data-dir', s.dataDir, '--endpoint', url, '--repository', REPO, '--profile', PROFILE, '--token-file', s.tokenFile, '--json'];
+}
