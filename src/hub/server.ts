@@ -39,6 +39,7 @@ export class HubState {
   readonly authority: Authority;
   readonly snapshots: SnapshotStore;
   private journalHandle: Journal | undefined;
+  private journalCheckedAt = -Infinity;
 
   constructor(readonly dataDir: string) {
     this.authority = Authority.open(dataDir);
@@ -48,6 +49,11 @@ export class HubState {
   /** The journal, opened read-only when it first exists; undefined until then (reads never create it). */
   journal(): Journal | undefined {
     if (this.journalHandle) return this.journalHandle;
+    // Only a Hub creates the journal (and installs it with setJournal), so a missing one is rechecked
+    // at most every 250 ms rather than on every read.
+    const now = performance.now();
+    if (now - this.journalCheckedAt < 250) return undefined;
+    this.journalCheckedAt = now;
     if (!lstatOrUndefined(journalPath(this.dataDir))) return undefined;
     this.journalHandle = openJournalReadOnly(this.dataDir);
     return this.journalHandle;

@@ -162,6 +162,7 @@ export interface AddProfileInput {
 
 export class Authority {
   private readonly requirementCache = new Map<string, LoadedRequirement>();
+  private readonly taskCache = new Map<string, Task[]>();
   private readonly stmts: {
     token: Database.Statement<[string], { token_hash: string; owner_id: string; agent_id: string; revoked_at: number | null }>;
     profile: Database.Statement<[string, string], ProfileRow>;
@@ -468,10 +469,22 @@ export class Authority {
     return { subject, current: cur !== undefined && cur.current_version === cv.change_version && p.policy_epoch === claimed.policy_epoch };
   }
 
-  /** The subject's tasks, derived from its installed requirement (same ids everywhere). */
+  /**
+   * The subject's tasks, derived from its installed requirement (same ids everywhere). Derivation is a
+   * pure function of the subject, so results are memoized per exact subject (bounded).
+   */
   tasksFor(subject: Subject): Task[] {
+    const key = [
+      subject.repository, subject.profile, subject.target, subject.change_id, subject.change_version, subject.revision,
+      subject.context_digest, subject.policy_epoch, subject.requirement_digest, subject.plan_digest,
+    ].join('\0');
+    const hit = this.taskCache.get(key);
+    if (hit) return hit;
     const { requirement, plan } = this.loadRequirement(subject.requirement_digest);
-    return deriveTasks(subject, requirement, plan);
+    const tasks = deriveTasks(subject, requirement, plan);
+    if (this.taskCache.size >= 4096) this.taskCache.clear();
+    this.taskCache.set(key, tasks);
+    return tasks;
   }
 }
 

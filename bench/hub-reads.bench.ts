@@ -1,0 +1,114 @@
+// Hub read throughput: `qualification` and `status` against a real `hub serve` process over HTTP, from
+// 8 concurrent keep-alive clients. Reports requests/s and p50/p99 latency per operation.
+// Target: at least 2,000 reads/s with p99 under 20 ms for each operation.
+
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { subjectToJson } from '../src/core/authority/plan.js';
+import { Authority, initAuthority } from '../src/core/authority/store.js';
+import { decodeRequirement } from '../src/core/contract/requirement.js';
+import { checkpoint } from '../src/core/native/checkpoint.js';
+
+interface BenchResult {
+  readonly name: string;
+  readonly lines: readonly string[];
+  readonly ok: boolean;
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CLIENTS = 8;
+const TARGET_RPS = 2000;
+const TARGET_P99_MS = 20;
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function post(agent: http.Agent, url: URL, pathname: string, token: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: pathname, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function load(url: URL, pathname: string, token: string, body: string, seconds: number): Promise<{ n: number; elapsed: number; lat: number[] }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const lat: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        const status = await post(agent, url, pathname, token, body);
+        if (status !== 200) throw new Error(`HTTP ${status}`);
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  return { n: lat.length, elapsed, lat: lat.sort((a, b) => a - b) };
+}
+
+export async function run(options: { seconds?: number } = {}): Promise<BenchResult> {
+  const seconds = options.seconds ?? 5;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-hub-'));
+  const dataDir = path.join(root, 'data');
+  initAuthority(dataDir);
+  const req = decodeRequirement(fs.readFileSync(path.join(ROOT, 'examples', 'requirement.json')));
+  const a = Authority.open(dataDir);
+  a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
+  const { token } = a.issueToken('alice', 'bench');
+  a.close();
+  const ws = path.join(root, 'ws');
+  fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
+  const cp = checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
+  const subject = subjectToJson(cp.subject);
+  const task = cp.tasks[0]!;
+
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = new URL(await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!))));
+  const pathname = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
+  const bodies = {
+    qualification: JSON.stringify({ operation: 'qualification', subject }),
+    status: JSON.stringify({ operation: 'status', subject, task_id: task.task_id, task_digest: task.task_digest, attempt_id: null }),
+  };
+  const lines: string[] = [];
+  let ok = true;
+  try {
+    for (const [op, body] of Object.entries(bodies)) {
+      await load(url, pathname, token, body, 1); // warm-up
+      const r = await load(url, pathname, token, body, seconds);
+      const rps = r.n / r.elapsed;
+      const p50 = percentile(r.lat, 50);
+      const p99 = percentile(r.lat, 99);
+      const met = rps >= TARGET_RPS && p99 < TARGET_P99_MS;
+      ok &&= met;
+      lines.push(
+        `${op.padEnd(13)} ${rps.toFixed(0).padStart(6)} req/s  p50 ${p50.toFixed(2)} ms  p99 ${p99.toFixed(2)} ms  (n=${r.n}, ${CLIENTS} clients; target >= ${TARGET_RPS}/s, p99 < ${TARGET_P99_MS} ms: ${met ? 'met' : 'MISSED'})`,
+      );
+    }
+  } finally {
+    child.kill('SIGTERM');
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  return { name: 'hub-reads', lines, ok };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const r = await run();
+  process.stdout.write(`[${r.name}]\n${r.lines.map((l) => `  ${l}`).join('\n')}\n`);
+  process.exitCode = r.ok ? 0 : 1;
+}
