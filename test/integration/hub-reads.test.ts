@@ -19,7 +19,8 @@ function raw(url: string, opts: { method?: string; path?: string; token?: string
       headers['content-type'] ??= 'application/json';
       headers['content-length'] ??= Buffer.byteLength(opts.body);
     }
-    const req = http.request({ host: u.hostname, port: u.port, path: opts.path ?? OP_PATH, method: opts.method ?? 'POST', headers }, (res) => {
+    // A fresh connection per request: a pooled one may have idled past the Hub's keep-alive timeout.
+    const req = http.request({ host: u.hostname, port: u.port, path: opts.path ?? OP_PATH, method: opts.method ?? 'POST', headers, agent: false }, (res) => {
       let b = '';
       res.on('data', (c: Buffer) => (b += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
