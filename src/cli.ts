@@ -356,6 +356,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       DATA_DIR,
       { flag: 'owner', value: 'ID', help: 'the owner the token acts for', required: true },
       { flag: 'agent', value: 'ID', help: 'the agent the token acts as', required: true },
+      { flag: 'repository', value: 'OWNER/NAME', help: 'limit the token to this repository (HTTP 403 elsewhere)', defaultText: 'every repository of the data dir' },
       { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
     ],
     load: () => import('./commands/authority/token-issue.js'),

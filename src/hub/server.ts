@@ -166,6 +166,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         throw invalidRequest('malformed repository or profile in the path');
       }
       if (!isRepository(repository) || !Id.safeParse(profile).success) throw invalidRequest('malformed repository or profile in the path');
+      if (actor.repository !== null && actor.repository !== repository) throw new HubError(403, 'forbidden', 'the token does not grant this repository');
       if (!state.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
 
       const ctype = req.headers['content-type'];
