@@ -266,7 +266,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['agent-task', 'capabilities'],
     summary: 'ask the Hub for its capability, schema versions and operations (task-independent)',
     details: CALL_EXIT,
-    options: [ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE],
+    options: [{ ...DATA_DIR, required: false, help: 'accepted like the other calls; capabilities reads no local state' }, ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE],
     load: () => import('./commands/agent-task/capabilities.js'),
   },
   {
