@@ -54,13 +54,13 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['agent-task'], summary: 'typed v1 agent-task calls, keys, observations, collection' },
   { path: ['agent-task', 'key'], summary: 'the collector host\'s Ed25519 signing key' },
   { path: ['agent-task', 'observation'], summary: 'registered-observation digests and signatures' },
+  { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },
+  { path: ['tree-ring', 'policy'], summary: 'coordinated write policy of a Tree Ring store' },
   { path: ['authority'], summary: 'trusted-local administration of the data dir (no HTTP, never generates keys)' },
   { path: ['authority', 'profile'], summary: 'agent-task profiles and their workflow requirements' },
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
   { path: ['hub'], summary: 'the reference Hub' },
-  { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },
-  { path: ['tree-ring', 'policy'], summary: 'coordinated write policy of a Tree Ring store' },
 ];
 
 // ---- tree-ring ---------------------------------------------------------------------------------------
