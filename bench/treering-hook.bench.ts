@@ -24,43 +24,52 @@ function timeRun(cmd: string, args: string[], cwd: string, input: string): numbe
   return ms;
 }
 
+function project(memories: number): { dir: string; stored: number } {
+  const dir = path.join(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tr-hook-bench-'))), 'project');
+  fs.mkdirSync(dir);
+  const init = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'tree-ring.js'), 'init'], { cwd: dir, encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`tree-ring init failed: ${init.stderr}`);
+  return { dir, stored: memories > 0 ? populateStore(path.join(dir, '.tree-ring'), path.basename(dir), memories) : 0 };
+}
+
+const HOOK = ['--root', '.tree-ring', 'integrations', 'hook', '--harness', 'claude-code', '--input-json-stdin'];
+const eventFor = (cwd: string) => JSON.stringify({ session_id: 'bench-session', transcript_path: null, cwd, hook_event_name: 'SessionStart', source: 'startup', model: 'm', permission_mode: 'default' });
+const launcherOf = (dir: string) => path.join(dir, '.tree-ring', 'bin', 'tree-ring');
+
 export function run(options: { runs?: number; warmup?: number } = {}): BenchResult {
   const runs = options.runs ?? 30;
   const warmup = options.warmup ?? 5;
-  const project = path.join(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tr-hook-bench-'))), 'project');
-  fs.mkdirSync(project);
-  const init = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'tree-ring.js'), 'init'], { cwd: project, encoding: 'utf8' });
-  if (init.status !== 0) throw new Error(`tree-ring init failed: ${init.stderr}`);
-  const stored = populateStore(path.join(project, '.tree-ring'), path.basename(project), MEMORIES);
-  const input = JSON.stringify({ session_id: 'bench-session', transcript_path: null, cwd: project, hook_event_name: 'SessionStart', source: 'startup', model: 'm', permission_mode: 'default' });
-  const launcher = path.join(project, '.tree-ring', 'bin', 'tree-ring');
-  const hook = ['--root', '.tree-ring', 'integrations', 'hook', '--harness', 'claude-code', '--input-json-stdin'];
-  const probe = spawnSync(launcher, hook, { cwd: project, input, encoding: 'utf8' });
+  const full = project(MEMORIES);
+  // The same hook against an empty store separates the process and activation cost from the recall.
+  const empty = project(0);
+  const probe = spawnSync(launcherOf(full.dir), HOOK, { cwd: full.dir, input: eventFor(full.dir), encoding: 'utf8' });
   const context = (JSON.parse(probe.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext;
   const entries = context.split('\n').filter((l) => l.startsWith('- [')).length;
-  for (let i = 0; i < warmup; i++) {
-    timeRun(launcher, hook, project, input);
-    timeRun(process.execPath, ['-e', '0'], project, '');
-  }
-  const a: number[] = [];
-  const b: number[] = [];
+  const sides: [string, () => number][] = [
+    ['full', () => timeRun(launcherOf(full.dir), HOOK, full.dir, eventFor(full.dir))],
+    ['empty', () => timeRun(launcherOf(empty.dir), HOOK, empty.dir, eventFor(empty.dir))],
+    ['node', () => timeRun(process.execPath, ['-e', '0'], full.dir, '')],
+  ];
+  for (let i = 0; i < warmup; i++) for (const [, f] of sides) f();
+  const t: Record<string, number[]> = { full: [], empty: [], node: [] };
   for (let i = 0; i < runs; i++) {
-    if (i % 2 === 0) {
-      a.push(timeRun(launcher, hook, project, input));
-      b.push(timeRun(process.execPath, ['-e', '0'], project, ''));
-    } else {
-      b.push(timeRun(process.execPath, ['-e', '0'], project, ''));
-      a.push(timeRun(launcher, hook, project, input));
+    // Rotate the order so that no side always follows another.
+    for (let k = 0; k < sides.length; k++) {
+      const [name, f] = sides[(i + k) % sides.length]!;
+      t[name]!.push(f());
     }
   }
-  fs.rmSync(path.dirname(project), { recursive: true, force: true });
-  const ratio = median(a) / median(b);
+  for (const d of [full.dir, empty.dir]) fs.rmSync(path.dirname(d), { recursive: true, force: true });
+  const line = (label: string, xs: number[]) => `${label.padEnd(34)} median ${median(xs).toFixed(1)} ms  (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)}, n=${runs})`;
+  const ratio = median(t.full!) / median(t.node!);
   return {
     name: 'treering-hook',
     lines: [
-      `store: ${stored} memories; the brief held ${entries} of them`,
-      `SessionStart hook  median ${median(a).toFixed(1)} ms  (min ${Math.min(...a).toFixed(1)}, max ${Math.max(...a).toFixed(1)}, n=${runs})`,
-      `node -e 0          median ${median(b).toFixed(1)} ms  (min ${Math.min(...b).toFixed(1)}, max ${Math.max(...b).toFixed(1)}, n=${runs})`,
+      `store: ${full.stored} memories; the brief held ${entries} of them`,
+      line('SessionStart hook, 10,000 memories', t.full!),
+      line('SessionStart hook, empty store', t.empty!),
+      line('node -e 0', t.node!),
+      `empty-store ratio ${(median(t.empty!) / median(t.node!)).toFixed(3)}`,
       `ratio ${ratio.toFixed(3)} (target <= ${TARGET}): ${ratio <= TARGET ? 'met' : 'MISSED'}`,
     ],
     ok: ratio <= TARGET,
