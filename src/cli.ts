@@ -675,7 +675,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     load: () => import('./commands/agent-task/retry-upload.js'),
   },
-  ...TREE_RING_COMMANDS,
 ];
 
 // ---- programs ------------------------------------------------------------------------------------
