@@ -200,6 +200,11 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
     }
     const exitCode = typeof waited.StatusCode === 'number' ? waited.StatusCode : (state.ExitCode ?? -1);
     removed = await removeConfirmed(docker, containerId);
+    // The engine's own times, unless it reports them out of order (podman can, for a command that ends
+    // within the same instant it starts); then the host clock's pair, taken around start and wait.
+    let startedAt = engineTime(state.StartedAt) ?? hostStart;
+    let finishedAt = engineTime(state.FinishedAt) ?? hostFinish;
+    if (!(Date.parse(finishedAt) >= Date.parse(startedAt))) [startedAt, finishedAt] = [hostStart, hostFinish];
     return {
       containerId,
       imageId: spec.imageId,
@@ -208,8 +213,8 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
       oomKilled: state.OOMKilled === true,
       stdout: out.result(),
       stderr: err.result(),
-      startedAt: engineTime(state.StartedAt) ?? hostStart,
-      finishedAt: engineTime(state.FinishedAt) ?? hostFinish,
+      startedAt,
+      finishedAt,
       removed,
     };
   } finally {
