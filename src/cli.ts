@@ -25,6 +25,24 @@ const CALL_EXIT =
   '11 on a schema mismatch; see agentscm(1) EXIT STATUS.';
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
+
+const STOP_HOOK_DETAILS =
+  'A read-only Stop hook: reads the Stop payload on stdin, asks the Hub for qualification of the Change\'s current subject ' +
+  '(30 s limit) and compares the workspace files with its last checkpoint. It lets the session stop (exit 0, empty stdout) only ' +
+  'when the subject is qualified and current and the workspace is clean at the qualified revision; otherwise it prints ' +
+  '{"decision":"block","reason":…} with the typed failures, a fixed next_action sentence and next. After 8 continuations ' +
+  '(counter in $AGENTSCM_STATE_DIR, else $XDG_STATE_HOME/agentscm, else ~/.local/state/agentscm) it lets the session stop. ' +
+  'Malformed stdin, a bad argument or a counter error exit 1 (non-blocking). It never claims, collects, uploads, finalizes, ' +
+  'reconciles or checkpoints. Install it with `agentscm install-stop`.';
+const STOP_HOOK_OPTIONS: readonly OptionSpec[] = [
+  DATA_DIR,
+  ENDPOINT,
+  REPOSITORY,
+  PROFILE,
+  TOKEN_FILE,
+  { flag: 'workspace', value: 'PATH', help: 'the checked-out workspace of the Change', required: true },
+];
+
 // ---- groups --------------------------------------------------------------------------------------
 
 export const GROUPS: readonly GroupSpec[] = [
@@ -35,6 +53,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'profile'], summary: 'agent-task profiles and their workflow requirements' },
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['hub'], summary: 'the reference Hub' },
+  { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
 ];
 
 // ---- commands ------------------------------------------------------------------------------------
@@ -225,6 +244,26 @@ export const COMMANDS: readonly CommandSpec[] = [
     json: false,
     options: [DATA_DIR, { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' }],
     load: () => import('./commands/hub/serve.js'),
+  },
+  {
+    path: ['skill-workflow', 'task-stop'],
+    summary: 'Claude Code Stop hook: block the stop until the Change\'s current subject is qualified and the workspace is clean',
+    details: STOP_HOOK_DETAILS,
+    json: false,
+    errorPolicy: 'hook',
+    args: [CHANGE_ARG],
+    options: STOP_HOOK_OPTIONS,
+    load: () => import('./commands/skill-workflow/task-stop.js'),
+  },
+  {
+    path: ['skill-workflow', 'task-codex-stop'],
+    summary: 'Codex Stop hook: the same check as task-stop, answering only decision and reason',
+    details: STOP_HOOK_DETAILS,
+    json: false,
+    errorPolicy: 'hook',
+    args: [CHANGE_ARG],
+    options: STOP_HOOK_OPTIONS,
+    load: () => import('./commands/skill-workflow/task-codex-stop.js'),
   },
 ];
 
