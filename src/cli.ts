@@ -265,6 +265,34 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: STOP_HOOK_OPTIONS,
     load: () => import('./commands/skill-workflow/task-codex-stop.js'),
   },
+  {
+    path: ['install-stop'],
+    summary: 'register the task-stop Stop hook in a project\'s Claude Code or Codex hook config',
+    details:
+      'Merges one Stop handler into PROJECT/.claude/settings.json (claude-code) or PROJECT/.codex/hooks.json (codex), keeping ' +
+      'everything else; running it again with the same arguments changes nothing, and other arguments replace the handler of ' +
+      'the same Change in place. The command is `exec` with absolute paths of node and agentscm (Codex runs it as `$SHELL -lc`). ' +
+      'The token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
+      'Codex, the hook must also be trusted in /hooks before it runs.',
+    args: [CHANGE_ARG],
+    options: [
+      { flag: 'host', value: 'claude-code|codex', help: 'which host to configure', required: true },
+      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace'),
+      { flag: 'workspace', value: 'PATH', help: 'the workspace the hook checks', defaultText: 'the project directory' },
+      { flag: 'project', value: 'DIR', help: 'the project whose hook config is written', defaultText: 'the current directory' },
+    ],
+    load: () => import('./commands/install-stop.js'),
+  },
+  {
+    path: ['init-repo'],
+    summary: 'write the managed "Workflow tasks" block into AGENTS.md, Cursor rules and .github/copilot-instructions.md',
+    details:
+      'The block (between agentscm marker lines) tells an agent to discover, then fetch: capabilities, next, instructions, and ' +
+      'reference only when needed. Re-running replaces the block in place and leaves every other byte of the files as it was; ' +
+      'the Cursor rule is .cursor/rules/agentscm-workflow-tasks.mdc.',
+    options: [{ flag: 'dir', value: 'DIR', help: 'the repository root', defaultText: 'the current directory' }],
+    load: () => import('./commands/init-repo.js'),
+  },
 ];
 
 // ---- programs ------------------------------------------------------------------------------------
