@@ -4,7 +4,7 @@
 
 import { runProgram, type Program } from './cli/run.js';
 import type { CommandContext, CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
-import { AGENTSCM_VERSION, TREE_RING_VERSION } from './version.js';
+import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 
 // ---- shared option specs -------------------------------------------------------------------------
 
@@ -300,7 +300,7 @@ export const COMMANDS: readonly CommandSpec[] = [
 export const AGENTSCM: Program = {
   name: 'agentscm',
   version: AGENTSCM_VERSION,
-  versionLine: `agentscm ${AGENTSCM_VERSION} (tree-ring ${TREE_RING_VERSION})`,
+  versionLine: versionLine('agentscm'),
   commands: COMMANDS,
   groups: GROUPS,
   defaultErrorPolicy: 'agentscm',
@@ -310,10 +310,14 @@ export const AGENTSCM: Program = {
 export const TREE_RING: Program = {
   name: 'tree-ring',
   version: TREE_RING_VERSION,
-  versionLine: `tree-ring ${TREE_RING_VERSION}`,
+  versionLine: versionLine('tree-ring'),
   commands: COMMANDS.filter((c) => c.path[0] === 'tree-ring').map((c) => ({ ...c, path: c.path.slice(1) })),
   groups: GROUPS.filter((g) => g.path[0] === 'tree-ring' && g.path.length > 1).map((g) => ({ ...g, path: g.path.slice(1) })),
   defaultErrorPolicy: 'tree-ring',
+  exitStatus: [
+    [0, 'success'],
+    [2, 'any error, following upstream Tree Ring: one line "error: ..." on stderr and nothing on stdout'],
+  ],
 };
 
 export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {
@@ -321,5 +325,9 @@ export function processContext(program: 'agentscm' | 'tree-ring'): CommandContex
 }
 
 export async function main(argv: readonly string[], program: 'agentscm' | 'tree-ring'): Promise<number> {
+  // A reader that went away (`agentscm … | head`) is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
   return runProgram(program === 'agentscm' ? AGENTSCM : TREE_RING, argv, processContext(program));
 }

@@ -32,11 +32,21 @@ function pad(rows: [string, string][]): string {
   return rows.map(([a, b]) => (a.length > w ? `  ${a}\n  ${' '.repeat(w)}  ${b}` : `  ${a.padEnd(w)}  ${b}`)).join('\n');
 }
 
+/** (status, meaning) rows for --help and the man page's EXIT STATUS. */
+export type ExitStatusRows = readonly (readonly [number | string, string])[];
+
 export function exitCodeTable(): [number, string][] {
   return (Object.keys(EXIT_CODES) as (keyof typeof EXIT_CODES)[]).map((k) => [EXIT_CODES[k], `${k}: ${EXIT_CODE_MEANINGS[k]}`]);
 }
 
-export function renderHelp(program: string, commands: readonly CommandSpec[], groups: readonly GroupSpec[], path: readonly string[], version: string): string {
+export function renderHelp(
+  program: string,
+  commands: readonly CommandSpec[],
+  groups: readonly GroupSpec[],
+  path: readonly string[],
+  version: string,
+  exitStatus: ExitStatusRows = exitCodeTable(),
+): string {
   const cmd = commands.find((c) => c.path.length === path.length && c.path.every((w, k) => w === path[k]));
   if (cmd) {
     const lines = [`usage: ${usageLine(program, cmd)}`, '', cmd.summary];
@@ -55,14 +65,15 @@ export function renderHelp(program: string, commands: readonly CommandSpec[], gr
   const kids = children(commands, groups, path);
   const lines: string[] = [];
   if (path.length === 0) {
-    lines.push(`${program} ${version}`, '', `usage: ${program} [--data-dir DIR] <command> [options] [--json]`, `       ${program} --version | --help`);
+    const leading = program === 'agentscm' ? '[--data-dir DIR] ' : '';
+    lines.push(`${program} ${version}`, '', `usage: ${program} ${leading}<command> [options] [--json]`, `       ${program} --version | --help`);
   } else {
     lines.push(`usage: ${program} ${path.join(' ')} <command> [options]`);
     if (group) lines.push('', group.summary);
   }
-  lines.push('', 'commands:', pad(kids.map((k) => [k.word, k.summary])));
+  lines.push('', 'commands:', kids.length ? pad(kids.map((k) => [k.word, k.summary])) : '  (none yet)');
   if (path.length === 0) {
-    lines.push('', 'exit codes:', pad(exitCodeTable().map(([n, m]) => [String(n), m])));
+    lines.push('', 'exit codes:', pad(exitStatus.map(([n, m]) => [String(n), m])));
     lines.push('', `Run "${program} <command> --help" for a command's options; see also man ${program}.`);
   }
   return lines.join('\n') + '\n';
@@ -75,18 +86,21 @@ function roff(s: string): string {
     .replace(/\\/g, '\\e')
     .replace(/-/g, '\\-')
     .split('\n')
-    .map((l) => (l.startsWith('.') || l.startsWith("'") ? `\\&${l}` : l))
+    .map((l) => (l === '' ? '.PP' : l.startsWith('.') || l.startsWith("'") ? `\\&${l}` : l))
     .join('\n');
 }
 
 export interface ManPageInput {
   program: string;
   version: string;
+  /** The page's date field. Fixed per release (never today's date) so the output is reproducible. */
   date: string;
   summary: string;
   description: string;
   commands: readonly CommandSpec[];
-  extraSections?: { title: string; body: string }[];
+  extraSections?: readonly { title: string; body: string }[];
+  /** EXIT STATUS rows (status, meaning); default: the exit-code table of src/core/errors.ts. */
+  exitStatus?: ExitStatusRows;
 }
 
 export function renderManPage(m: ManPageInput): string {
@@ -94,21 +108,22 @@ export function renderManPage(m: ManPageInput): string {
   out.push(`.TH ${m.program.toUpperCase()} 1 "${m.date}" "${m.program} ${m.version}" "User Commands"`);
   out.push('.SH NAME', `${m.program} \\- ${roff(m.summary)}`);
   out.push('.SH SYNOPSIS');
+  out.push('.PP', `.B ${m.program} \\-\\-version | \\-\\-help`);
   for (const c of m.commands) out.push('.PP', `.B ${roff(usageLine(m.program, c))}`);
   out.push('.SH DESCRIPTION', roff(m.description));
-  out.push('.SH COMMANDS');
+  if (m.commands.length > 0) out.push('.SH COMMANDS');
   for (const c of m.commands) {
     out.push(`.SS "${roff([m.program, ...c.path].join(' '))}"`, roff(c.summary));
     if (c.details) out.push('.PP', roff(c.details));
     for (const a of c.args ?? []) out.push('.TP', `.I ${roff(a.name)}`, roff(a.help));
     for (const o of c.options ?? []) {
-      out.push('.TP', `.B \\-\\-${roff(o.flag)}${o.value ? ` " ${roff(o.value)}"` : ''}`);
+      out.push('.TP', o.value ? `.BI \\-\\-${roff(o.flag)} " ${roff(o.value)}"` : `.B \\-\\-${roff(o.flag)}`);
       out.push(roff(`${o.help}${o.required ? ' (required)' : ''}${o.defaultText ? ` (default: ${o.defaultText})` : ''}`));
     }
     if (c.json !== false) out.push('.TP', '.B \\-\\-json', 'Print one JSON document on stdout.');
   }
-  for (const s of m.extraSections ?? []) out.push(`.SH ${s.title.toUpperCase()}`, roff(s.body));
   out.push('.SH EXIT STATUS');
-  for (const [n, meaning] of exitCodeTable()) out.push('.TP', `.B ${n}`, roff(meaning));
+  for (const [n, meaning] of m.exitStatus ?? exitCodeTable()) out.push('.TP', `.B ${n}`, roff(meaning));
+  for (const s of m.extraSections ?? []) out.push(`.SH ${s.title.toUpperCase()}`, roff(s.body));
   return out.join('\n') + '\n';
 }

@@ -3,7 +3,7 @@
 
 import { outputJson } from '../core/canonical/json.js';
 import { toAgentscmError, EXIT_CODES, type AgentscmError } from '../core/errors.js';
-import { renderHelp } from './help.js';
+import { renderHelp, type ExitStatusRows } from './help.js';
 import { parseArgv } from './parse.js';
 import type { CommandContext, CommandResult, CommandSpec, ErrorPolicy, GroupSpec } from './types.js';
 
@@ -16,6 +16,8 @@ export interface Program {
   readonly groups: readonly GroupSpec[];
   /** Policy for usage errors that happen before a command is resolved. */
   readonly defaultErrorPolicy: ErrorPolicy;
+  /** Exit statuses for --help and the man page when they differ from the error-kind table. */
+  readonly exitStatus?: ExitStatusRows;
 }
 
 export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
@@ -28,7 +30,7 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
       return 0;
     }
     if (parsed.kind === 'help') {
-      ctx.stdout.write(renderHelp(program.name, program.commands, program.groups, parsed.path, program.version));
+      ctx.stdout.write(renderHelp(program.name, program.commands, program.groups, parsed.path, program.version, program.exitStatus));
       return 0;
     }
     const { spec, inv } = parsed;
@@ -91,7 +93,7 @@ function reportError(ctx: CommandContext, name: string, err: AgentscmError, poli
     return 1;
   }
   ctx.stderr.write(`${name}: error: ${oneLine}\n`);
-  if (err.kind === 'INTERNAL' && process.env.AGENTSCM_DEBUG === '1' && err.cause instanceof Error) ctx.stderr.write(`${err.cause.stack}\n`);
+  if (err.kind === 'INTERNAL' && ctx.env.AGENTSCM_DEBUG === '1' && err.cause instanceof Error) ctx.stderr.write(`${err.cause.stack}\n`);
   if (json) {
     const doc: Record<string, unknown> = { error: { kind: err.kind, code: err.code, message: oneLine, exit_code: err.exitCode } };
     if (err.detail) (doc.error as Record<string, unknown>).detail = err.detail;

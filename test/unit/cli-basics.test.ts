@@ -14,9 +14,12 @@ test('--version names both programs', () => {
   const r = agentscm(['--version']);
   assert.equal(r.code, 0);
   assert.equal(r.stdout, `agentscm ${AGENTSCM_VERSION} (tree-ring ${TREE_RING_VERSION})\n`);
+  // The launchers answer a bare --version without loading the table; the full path must agree.
+  assert.equal(agentscm(['--json', '--version']).stdout, r.stdout);
   const t = treeRing(['--version']);
   assert.equal(t.code, 0);
   assert.equal(t.stdout, `tree-ring ${TREE_RING_VERSION}\n`);
+  assert.equal(treeRing(['--json', '--version']).stdout, t.stdout);
 });
 
 test('unknown command and option are usage errors (exit 2), JSON error when --json', () => {

@@ -1,9 +1,8 @@
-import { decodeAssertion, observationDigest, observationSigningBytes, ASSERTION_MAX_BYTES } from '../../core/contract/assertion.js';
-import { readBoundedInput } from '../../core/fs/safe.js';
+import { observationDigest, observationSigningBytes } from '../../core/contract/assertion.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { stringOpt } from '../options.js';
+import { readAssertion } from './assertion-input.js';
 
-export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
-  const a = decodeAssertion(readBoundedInput(stringOpt(inv, 'assertion'), ASSERTION_MAX_BYTES, 'assertion file'), 'assertion file');
+export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  const a = await readAssertion(ctx, inv);
   return { data: { digest: observationDigest(a), signing_bytes_hex: observationSigningBytes(a).toString('hex') } };
 }

@@ -17,6 +17,12 @@ export interface ParseOptions {
   maxDepth?: number;
   /** Names the document in error messages, e.g. "assertion file" or "Hub answer". */
   what?: string;
+  /**
+   * Refuse every number written with a fraction, an exponent or as -0. The v1 contract has integer
+   * fields only, and serde_json refuses `1.0`, `1e0` and `-0` for them; once parsed, JS cannot tell
+   * `1.0` from `1`, so the distinction has to be made here. Contract decoding sets it.
+   */
+  integersOnly?: boolean;
 }
 
 export class JsonSyntaxError extends Error {
@@ -50,7 +56,7 @@ export function parseStrictJson(input: Uint8Array | string, options: ParseOption
   }
   if (text.charCodeAt(0) === 0xfeff) throw badInput(`${what} starts with a byte-order mark`, 'INVALID_JSON');
   try {
-    return new Parser(text, options.maxDepth ?? 64).parseDocument();
+    return new Parser(text, options.maxDepth ?? 64, options.integersOnly ?? false).parseDocument();
   } catch (e) {
     if (e instanceof JsonSyntaxError) throw badInput(`${what} is not valid JSON: ${e.message} at offset ${e.offset}`, e.message.startsWith('duplicate key') ? 'DUPLICATE_KEY' : 'INVALID_JSON');
     throw e;
@@ -62,6 +68,7 @@ class Parser {
   constructor(
     private readonly s: string,
     private readonly maxDepth: number,
+    private readonly integersOnly: boolean,
   ) {}
 
   parseDocument(): JsonValue {
@@ -274,6 +281,10 @@ class Parser {
       if (this.pos === d) this.fail('invalid number');
     }
     const text = s.slice(start, this.pos);
+    if (this.integersOnly && (!integer || text === '-0')) {
+      this.pos = start;
+      this.fail('expected an integer (no fraction, exponent or -0)');
+    }
     if (!integer) {
       const n = Number(text);
       if (!Number.isFinite(n)) this.fail('number out of range');
@@ -307,6 +318,8 @@ export function outputJson(value: unknown): string {
   return encode(value as JsonValue, false);
 }
 
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
+
 function encode(v: JsonValue | undefined, strict: boolean): string {
   if (v === null) return 'null';
   switch (typeof v) {
@@ -332,6 +345,9 @@ function encode(v: JsonValue | undefined, strict: boolean): string {
       let out = '{';
       let first = true;
       for (const key of Object.keys(v)) {
+        // JS enumerates integer-like keys first, in numeric order, whatever the insertion order: such an
+        // object cannot carry a declared field order or a byte-sorted map order, so refuse to sign it.
+        if (strict && ARRAY_INDEX.test(key)) throw new TypeError(`object key ${key} is integer-like; its order cannot be kept`);
         const member = v[key];
         if (member === undefined) {
           if (strict) throw new TypeError(`undefined member ${key}`);
@@ -358,7 +374,21 @@ export function quote(s: string): string {
   return JSON.stringify(s);
 }
 
-/** Compares strings by their UTF-8 bytes, as Rust's str ordering does (not by UTF-16 code units). */
+/**
+ * Compares strings by their UTF-8 bytes, as Rust's str ordering does (not by UTF-16 code units, where
+ * U+1F600 sorts before U+FFFD). UTF-8 byte order is code point order, so no encoding is needed: at the
+ * first differing code unit, a surrogate (part of a code point above U+FFFF) sorts after any other unit.
+ */
 export function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }

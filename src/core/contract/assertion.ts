@@ -1,10 +1,9 @@
 // TaskResultAssertion (seed 000, "Trust and criterion results" and "Observation signing bytes").
 
 import { z } from 'zod';
-import { canonicalJsonBytes, parseStrictJson, type JsonValue } from '../canonical/json.js';
+import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
 import { DOMAINS, domainDigest } from '../crypto/digest.js';
-import { badInput } from '../errors.js';
-import { formatIssues, Hex128, Hex64, Id, U64 } from './common.js';
+import { decodeContract, Hex128, Hex64, Id, U64, validateContract } from './common.js';
 
 /** The assertion format's size bound (the collector transfer is a separate 16 MiB format). */
 export const ASSERTION_MAX_BYTES = 256 * 1024;
@@ -75,13 +74,11 @@ export type TaskResultAssertion = z.output<typeof TaskResultAssertion>;
 
 /** Strictly decodes and validates assertion bytes (size bound checked before parsing). */
 export function decodeAssertion(bytes: Uint8Array | string, what = 'assertion'): TaskResultAssertion {
-  return validateAssertion(parseStrictJson(bytes, { maxBytes: ASSERTION_MAX_BYTES, what }), what);
+  return decodeContract(bytes, TaskResultAssertion, { maxBytes: ASSERTION_MAX_BYTES, what, code: 'INVALID_ASSERTION' });
 }
 
-export function validateAssertion(value: JsonValue | unknown, what = 'assertion'): TaskResultAssertion {
-  const r = TaskResultAssertion.safeParse(value);
-  if (!r.success) throw badInput(`${what} is invalid: ${formatIssues(r.error)}`, 'INVALID_ASSERTION');
-  return r.data;
+export function validateAssertion(value: unknown, what = 'assertion'): TaskResultAssertion {
+  return validateContract(value, TaskResultAssertion, what, 'INVALID_ASSERTION');
 }
 
 /** The assertion as a JSON value in declared struct-field order (wire form). */

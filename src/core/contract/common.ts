@@ -2,6 +2,8 @@
 // Every object schema is strict: unknown fields fail.
 
 import { z } from 'zod';
+import { parseStrictJson } from '../canonical/json.js';
+import { badInput } from '../errors.js';
 
 export const CAPABILITY = 'agentscm.agent-workflow-tasks/v1';
 export const SCHEMA_VERSION = 1;
@@ -19,7 +21,7 @@ export const U64 = z
   .union([z.number().int().nonnegative(), z.bigint()])
   .transform((v, ctx) => {
     const b = BigInt(v);
-    if (b < 0n || b > U64_MAX) {
+    if (b < 0n || b > U64_MAX || Object.is(v, -0)) {
       ctx.addIssue({ code: 'custom', message: 'must be an unsigned 64-bit integer' });
       return z.NEVER;
     }
@@ -31,4 +33,29 @@ export function formatIssues(error: z.ZodError, max = 3): string {
   const parts = error.issues.slice(0, max).map((i) => `${i.path.length ? i.path.join('.') : '(document)'}: ${i.message}`);
   if (error.issues.length > max) parts.push(`and ${error.issues.length - max} more`);
   return parts.join('; ');
+}
+
+export interface DecodeOptions {
+  /** Size bound of the encoded document, checked before parsing. */
+  maxBytes: number;
+  /** Names the document in error messages. */
+  what: string;
+  /** Stable code of the validation error (default INVALID_DOCUMENT). */
+  code?: string;
+}
+
+/**
+ * Decodes one v1 contract document as serde_json would: size bound first, strict UTF-8 and JSON,
+ * duplicate keys refused, integer literals only (no `1.0`, `1e0`, `-0`), then the strict schema.
+ */
+export function decodeContract<S extends z.ZodType>(bytes: Uint8Array | string, schema: S, options: DecodeOptions): z.output<S> {
+  const value = parseStrictJson(bytes, { maxBytes: options.maxBytes, what: options.what, integersOnly: true });
+  return validateContract(value, schema, options.what, options.code);
+}
+
+/** Validates an already-parsed value against a strict contract schema, as BAD_INPUT on failure. */
+export function validateContract<S extends z.ZodType>(value: unknown, schema: S, what: string, code = 'INVALID_DOCUMENT'): z.output<S> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw badInput(`${what} is invalid: ${formatIssues(r.error)}`, code);
+  return r.data;
 }

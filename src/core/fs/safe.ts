@@ -107,6 +107,23 @@ export function readBoundedInput(file: string, maxBytes: number, what = 'input f
   }
 }
 
+/**
+ * readBoundedInput for commands: "-" reads the command's stdin stream asynchronously (a synchronous
+ * read of fd 0 fails with EAGAIN on a non-blocking pipe or terminal), stopping once past maxBytes.
+ */
+export async function readBoundedInputFrom(file: string, maxBytes: number, what: string, stdin: NodeJS.ReadableStream): Promise<Buffer> {
+  if (file !== '-') return readBoundedInput(file, maxBytes, what);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stdin) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
+    total += b.byteLength;
+    if (total > maxBytes) throw badInput(`${what} on stdin is over the ${maxBytes}-byte limit`, 'TOO_LARGE');
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks, total);
+}
+
 export function fsyncDir(dir: string): void {
   const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {

@@ -1,0 +1,54 @@
+// The hook path (Stop hooks, the tree-ring lifecycle hook) must never load ink, react, dockerode, execa
+// or zod: hooks run on every agent stop and must start in tens of milliseconds.
+
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { COMMANDS } from '../../src/cli.js';
+import { REPO_ROOT } from '../support/cli.js';
+import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, importsOf, walkImports } from '../support/import-graph.js';
+
+const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli.js');
+const COMMANDS_DIR = path.join(REPO_ROOT, 'dist', 'src', 'commands') + path.sep;
+
+test('no hook command reaches a forbidden package (static and dynamic imports)', () => {
+  const hooks = COMMANDS.filter((c) => c.errorPolicy === 'hook');
+  for (const c of hooks) {
+    const graph = walkImports(commandModuleFile(CLI, c.load));
+    assert.deepEqual(forbiddenIn(graph), [], `hook "${c.path.join(' ')}" must not load ${HOOK_FORBIDDEN_PACKAGES.join(', ')}`);
+  }
+});
+
+test('the entry module (command table, parser, runner) statically reaches no command module and no forbidden package', () => {
+  const graph = walkImports(CLI, { dynamic: false });
+  assert.ok(graph.files.has(path.join(REPO_ROOT, 'dist', 'src', 'cli', 'run.js')), 'the walker followed the static imports');
+  assert.deepEqual(forbiddenIn(graph), []);
+  assert.deepEqual([...graph.files].filter((f) => f.startsWith(COMMANDS_DIR)), [], 'command modules are only imported lazily');
+  assert.deepEqual([...graph.packages], [], 'the entry path imports no package at all');
+});
+
+test('the launchers\' --version fast path loads one module that imports nothing', () => {
+  const graph = walkImports(path.join(REPO_ROOT, 'dist', 'src', 'version.js'));
+  assert.equal(graph.files.size, 1);
+  assert.equal(graph.packages.size, 0);
+  for (const bin of ['agentscm.js', 'tree-ring.js']) {
+    const found = importsOf(path.join(REPO_ROOT, 'bin', bin));
+    assert.deepEqual(found.static, [], `${bin} has no static imports`);
+    assert.deepEqual(found.dynamic, ['../dist/src/version.js', '../dist/src/cli.js'], bin);
+  }
+});
+
+test('self-test: the walker finds forbidden packages through relative and dynamic imports', () => {
+  const sign = COMMANDS.find((c) => c.path.join(' ') === 'agent-task observation sign')!;
+  const file = commandModuleFile(CLI, sign.load);
+  assert.equal(file, path.join(COMMANDS_DIR, 'agent-task', 'observation-sign.js'));
+  const graph = walkImports(file);
+  // observation-sign -> assertion-input -> core/contract/assertion -> zod
+  assert.ok(graph.files.has(path.join(REPO_ROOT, 'dist', 'src', 'core', 'contract', 'assertion.js')));
+  assert.deepEqual(forbiddenIn(graph).map((s) => s.split(' ')[0]), ['zod']);
+  assert.ok(graph.packages.has('@noble/ed25519'));
+  // Following dynamic imports from the table reaches every command module, and so zod.
+  const all = walkImports(CLI);
+  for (const c of COMMANDS) assert.ok(all.files.has(commandModuleFile(CLI, c.load)), c.path.join(' '));
+  assert.ok(all.packages.has('zod'));
+});
