@@ -321,7 +321,18 @@ export const TREE_RING: Program = {
 };
 
 export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), program };
+  // stdin is a getter: creating process.stdin costs a stream (and net) that most commands never use.
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    stdinFd: 0,
+    env: process.env,
+    cwd: process.cwd(),
+    program,
+  };
 }
 
 export async function main(argv: readonly string[], program: 'agentscm' | 'tree-ring'): Promise<number> {

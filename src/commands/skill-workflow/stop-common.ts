@@ -5,7 +5,7 @@
 
 import * as path from 'node:path';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { blockAnswer, ContinuationCounter, decodeStopPayload, readStdin, type StopHost } from '../../core/hooks/stop-guard.js';
+import { blockAnswer, ContinuationCounter, decodeStopPayload, readFdBounded, readStdin, type StopHost } from '../../core/hooks/stop-guard.js';
 import { blockReason, evaluateTaskStop } from '../../core/hooks/task-stop.js';
 import { idArg, idOpt, repositoryOpt, stringOpt } from '../options.js';
 
@@ -20,7 +20,7 @@ export async function runTaskStop(host: StopHost, ctx: CommandContext, inv: Invo
     tokenFile: stringOpt(inv, 'token-file'),
     workspace: path.resolve(ctx.cwd, stringOpt(inv, 'workspace')),
   };
-  const payload = decodeStopPayload(await readStdin(ctx.stdin));
+  const payload = decodeStopPayload(ctx.stdinFd !== undefined ? readFdBounded(ctx.stdinFd) : await readStdin(ctx.stdin));
   const counter = ContinuationCounter.open(ctx.env, host, payload, {
     repository: input.repository,
     profile: input.profile,

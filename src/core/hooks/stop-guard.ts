@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { canonicalJsonBytes, parseStrictJson } from '../canonical/json.js';
 import { DOMAINS, domainDigest } from '../crypto/digest.js';
 import { AgentscmError } from '../errors.js';
-import { ensurePrivateDir, readPrivateFile, replaceDurably } from '../fs/safe.js';
+import { ensurePrivateDir, readPrivateFile } from '../fs/safe.js';
 
 /** Continuations a Stop hook grants before it lets the session stop anyway. */
 export const MAX_CONTINUATIONS = 8;
@@ -54,6 +54,29 @@ export function decodeStopPayload(bytes: Buffer): StopPayload {
   if (active !== undefined && active !== null && typeof active !== 'boolean') throw malformedStdin();
   // An unknown continuation state errs toward ending a loop: it keeps the count instead of resetting it.
   return { session_id: sid, stop_hook_active: active !== false };
+}
+
+/** Reads a descriptor (the hosts' stdin pipe) to the end synchronously, refusing more than the bound. */
+export function readFdBounded(fd: number, max = STOP_PAYLOAD_MAX_BYTES): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    let n: number;
+    try {
+      n = fs.readSync(fd, buf, 0, buf.length, null);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') continue; // a non-blocking pipe with nothing yet
+      if (code === 'EOF') break;
+      throw malformedStdin();
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > max) throw malformedStdin();
+    chunks.push(buf.subarray(0, n));
+  }
+  return Buffer.concat(chunks, total);
 }
 
 /** Reads stdin to the end, refusing more than the payload bound. */
@@ -126,9 +149,18 @@ export class ContinuationCounter {
 
   /** Records one more continuation; must succeed before a block is printed. */
   recordContinuation(): void {
+    // Temp file + rename: atomic, so a reader sees the old or the new count. No fsync: after a crash
+    // the count may fall back, which only grants continuations again, never blocks a stop for good.
+    const tmp = `${this.file}.${process.pid}.tmp`;
     try {
-      replaceDurably(this.file, canonicalJsonBytes({ version: 1, count: this.count + 1 }), 0o600);
+      fs.writeFileSync(tmp, canonicalJsonBytes({ version: 1, count: this.count + 1 }), { mode: 0o600, flag: 'wx' });
+      fs.renameSync(tmp, this.file);
     } catch {
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // nothing more to do: the counter error below is what matters
+      }
       throw counterError();
     }
   }
