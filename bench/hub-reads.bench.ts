@@ -12,12 +12,8 @@ import { subjectToJson } from '../src/core/authority/plan.js';
 import { Authority, initAuthority } from '../src/core/authority/store.js';
 import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
+import type { BenchResult } from './stats.js';
 
-interface BenchResult {
-  readonly name: string;
-  readonly lines: readonly string[];
-  readonly ok: boolean;
-}
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLIENTS = 8;
@@ -105,10 +101,4 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
     fs.rmSync(root, { recursive: true, force: true });
   }
   return { name: 'hub-reads', lines, ok };
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const r = await run();
-  process.stdout.write(`[${r.name}]\n${r.lines.map((l) => `  ${l}`).join('\n')}\n`);
-  process.exitCode = r.ok ? 0 : 1;
 }

@@ -9,6 +9,12 @@ import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 // ---- shared option specs -------------------------------------------------------------------------
 
 const KEY_DIR: OptionSpec = { flag: 'key-dir', value: 'DIR', help: 'owner-private directory holding the Ed25519 signing key', required: true };
+const DOCKER_HOST: OptionSpec = {
+  flag: 'docker-host',
+  value: 'URL',
+  help: 'Docker Engine API endpoint, unix:///path or tcp://host:port',
+  defaultText: 'DOCKER_HOST, else /var/run/docker.sock, else the podman socket',
+};
 const DATA_DIR: OptionSpec = { flag: 'data-dir', value: 'DIR', help: 'the native data dir (authority, snapshots, journal); may also precede the command', required: true };
 const REPOSITORY: OptionSpec = { flag: 'repository', value: 'OWNER/NAME', help: 'the repository', required: true };
 const PROFILE: OptionSpec = { flag: 'profile', value: 'ID', help: 'the agent-task profile', required: true };
@@ -98,10 +104,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('./commands/agent-task/observation-verify.js'),
   },
   {
+    path: ['agent-task', 'runtime-probe'],
+    summary: 'observe the OCI backend and a pinned image and print the runtime identity digest',
+    details:
+      'Asks the Docker Engine API (Docker, or podman\'s `podman system service`) for the engine name and version, API ' +
+      'version, OS/architecture and default OCI runtime, and inspects IMAGE_ID, which must be a full sha256:<64 hex> ID ' +
+      'of an image already present: tags are refused and nothing is ever pulled. Prints the canonical runtime identity ' +
+      'and runtime_identity_digest, the value a collector profile pins. Exits 12 (RUNTIME_UNAVAILABLE) when no engine ' +
+      'answers or the image is missing.',
+    options: [DOCKER_HOST, { flag: 'image', value: 'IMAGE_ID', help: 'full image ID, sha256:<64 hex>', required: true }],
+    load: () => import('./commands/agent-task/runtime-probe.js'),
+  },
+  {
     path: ['agent-task', 'capabilities'],
     summary: 'ask the Hub for its capability, schema versions and operations (task-independent)',
     details: CALL_EXIT,
-    options: [ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE],
+    options: [{ ...DATA_DIR, required: false, help: 'accepted like the other calls; capabilities reads no local state' }, ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE],
     load: () => import('./commands/agent-task/capabilities.js'),
   },
   {
@@ -191,6 +209,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       DATA_DIR,
       { flag: 'owner', value: 'ID', help: 'the owner the token acts for', required: true },
       { flag: 'agent', value: 'ID', help: 'the agent the token acts as', required: true },
+      { flag: 'repository', value: 'OWNER/NAME', help: 'limit the token to this repository (HTTP 403 elsewhere)', defaultText: 'every repository of the data dir' },
       { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
     ],
     load: () => import('./commands/authority/token-issue.js'),

@@ -83,6 +83,23 @@ function sendError(res: http.ServerResponse, e: HubError, close = false): void {
   send(res, e.status, { error: { code: e.code, message: e.message } }, close);
 }
 
+/**
+ * Answers 413 and closes the connection. The rest of the body is discarded unread (up to a bound, then
+ * the socket is dropped) so that the client sees the answer rather than a connection reset.
+ */
+function refuseBody(req: http.IncomingMessage, res: http.ServerResponse): void {
+  sendError(res, new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`), true);
+  let discarded = 0;
+  req.removeAllListeners('data');
+  req.on('data', (c: Buffer) => {
+    discarded += c.length;
+    if (discarded > DISCARD_MAX_BYTES) req.socket.destroy();
+  });
+  req.resume();
+}
+
+const DISCARD_MAX_BYTES = 1024 * 1024;
+
 /** Reads at most max bytes of body; resolves undefined when the limit is crossed. */
 function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
@@ -149,6 +166,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         throw invalidRequest('malformed repository or profile in the path');
       }
       if (!isRepository(repository) || !Id.safeParse(profile).success) throw invalidRequest('malformed repository or profile in the path');
+      if (actor.repository !== null && actor.repository !== repository) throw new HubError(403, 'forbidden', 'the token does not grant this repository');
       if (!state.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
 
       const ctype = req.headers['content-type'];
@@ -156,14 +174,12 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       const declared = req.headers['content-length'];
       if (declared !== undefined && (!/^[0-9]{1,12}$/.test(declared) || Number(declared) > OPERATION_MAX_BYTES)) {
         // Refused from the header, before any body byte is read.
-        sendError(res, new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`), true);
-        req.destroy();
+        refuseBody(req, res);
         return;
       }
       const body = await readBody(req, OPERATION_MAX_BYTES);
       if (body === undefined) {
-        sendError(res, new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`), true);
-        req.destroy();
+        refuseBody(req, res);
         return;
       }
       let doc: JsonValue;

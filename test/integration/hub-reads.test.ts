@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { agentscm, json } from '../support/cli.js';
+import { agentscm, json, REPO_ROOT } from '../support/cli.js';
 import { adminSetup, callArgs, checkpointArgs, PROFILE, REPO, startHub, type RunningHub, type Setup } from '../support/hub.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -19,7 +19,8 @@ function raw(url: string, opts: { method?: string; path?: string; token?: string
       headers['content-type'] ??= 'application/json';
       headers['content-length'] ??= Buffer.byteLength(opts.body);
     }
-    const req = http.request({ host: u.hostname, port: u.port, path: opts.path ?? OP_PATH, method: opts.method ?? 'POST', headers }, (res) => {
+    // A fresh connection per request: a pooled one may have idled past the Hub's keep-alive timeout.
+    const req = http.request({ host: u.hostname, port: u.port, path: opts.path ?? OP_PATH, method: opts.method ?? 'POST', headers, agent: false }, (res) => {
       let b = '';
       res.on('data', (c: Buffer) => (b += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
@@ -189,6 +190,24 @@ describe('reference Hub: revocation, supersession, failures of the transport', (
     }
   });
 
+  test('a token limited to another repository is refused with 403 (exit 4)', async () => {
+    const s = adminSetup();
+    assert.equal(agentscm(checkpointArgs(s)).code, 0);
+    const other = path.join(s.root, 'other-token');
+    const t = agentscm(['authority', 'token', 'issue', '--data-dir', s.dataDir, '--owner', 'bob', '--agent', 'a', '--repository', 'acme/other', '--out', other, '--json']);
+    assert.equal(json<Doc>(t).repository, 'acme/other');
+    const hub = await startHub(s.dataDir);
+    try {
+      const r = agentscm(callArgs({ ...s, tokenFile: other }, hub.url, 'next', 'c1'));
+      assert.equal(r.code, 4);
+      const raw403 = await raw(hub.url, { token: fs.readFileSync(other, 'utf8').trim(), body: '{"operation":"capabilities"}' });
+      assert.equal(raw403.status, 403);
+      assert.equal(JSON.parse(raw403.body).error.code, 'forbidden');
+    } finally {
+      await hub.stop();
+    }
+  });
+
   test('a superseded subject: subject_current false, no tasks, next checkpoint; the new one has fresh task ids', async () => {
     const s = adminSetup();
     const first = agentscm(checkpointArgs(s));
@@ -218,6 +237,31 @@ describe('reference Hub: revocation, supersession, failures of the transport', (
       const cur = agentscm(callArgs(s, hub.url, 'qualification', 'c1'));
       assert.equal(json<Doc>(cur).subject_current, true);
       assert.equal(json<Doc>(cur).revision, newDoc.subject.revision);
+    } finally {
+      await hub.stop();
+    }
+  });
+
+  test('a new policy epoch supersedes the subject too; unknown attempt and task are 404 (exit 13)', async () => {
+    const s = adminSetup();
+    const before = json<Doc>(agentscm(checkpointArgs(s))).subject;
+    const hub = await startHub(s.dataDir);
+    try {
+      assert.equal(agentscm(callArgs(s, hub.url, 'status', 'c1', '--step', 'check', '--attempt-id', 'att-none')).code, 13);
+      assert.equal(agentscm(callArgs(s, hub.url, 'status', 'c1', '--task-id', 'task-none')).code, 13, 'unknown locally');
+      const req = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'requirement.json'), 'utf8'));
+      req.steps[1].required = true;
+      const f = path.join(s.root, 'req2.json');
+      fs.writeFileSync(f, JSON.stringify(req));
+      assert.equal(agentscm(['authority', 'profile', 'add', '--data-dir', s.dataDir, '--repository', REPO, '--profile', PROFILE, '--target', 'main', '--requirement', f]).code, 0);
+      const token = fs.readFileSync(s.tokenFile, 'utf8').trim();
+      const old = JSON.parse((await raw(hub.url, { token, body: JSON.stringify({ operation: 'qualification', subject: before }) })).body);
+      assert.equal(old.subject_current, false);
+      assert.deepEqual(old.next, { operation: 'checkpoint' });
+      const cur = json<Doc>(agentscm(callArgs(s, hub.url, 'qualification', 'c1')));
+      assert.equal(cur.subject_current, true);
+      assert.equal(cur.revision, before.revision, 'same Change version, new policy epoch');
+      assert.equal(cur.failures.length, 2, 'both steps are required now');
     } finally {
       await hub.stop();
     }

@@ -4,18 +4,19 @@ import { Authority } from '../../core/authority/store.js';
 import { localState } from '../../core/errors.js';
 import { publishCreateOnly, requireAbsolute } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { idOpt, stringOpt } from '../options.js';
+import { idOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const owner = idOpt(inv, 'owner');
   const agent = idOpt(inv, 'agent');
+  const repository = inv.opts.repository === undefined ? null : repositoryOpt(inv);
   const out = requireAbsolute(stringOpt(inv, 'out'), '--out');
   const parent = fs.lstatSync(path.dirname(out), { throwIfNoEntry: false });
   if (!parent || !parent.isDirectory()) throw localState(`the directory of --out does not exist`, 'MISSING');
   if (fs.lstatSync(out, { throwIfNoEntry: false })) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
   const a = Authority.open(stringOpt(inv, 'data-dir'));
   try {
-    const { token_id, token } = a.issueToken(owner, agent);
+    const { token_id, token } = a.issueToken(owner, agent, repository);
     let written = false;
     try {
       written = publishCreateOnly(out, token + '\n', 0o600);
@@ -24,7 +25,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
       if (!written) a.deleteToken(token_id);
     }
     if (!written) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
-    return { data: { token_id, owner_id: owner, agent_id: agent, token_file: out } };
+    return { data: { token_id, owner_id: owner, agent_id: agent, repository, token_file: out } };
   } finally {
     a.close();
   }

@@ -1,7 +1,7 @@
 // `hub serve`: the Hub's own entry point, and the only command that imports src/hub.
 
 import { startHub } from '../../hub/server.js';
-import { usageError } from '../../core/errors.js';
+import { badInput, usageError } from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { stringOpt, optionalStringOpt } from '../options.js';
 
@@ -13,7 +13,16 @@ export function parseListen(s: string): { host: string; port: number } {
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const { host, port } = parseListen(optionalStringOpt(inv, 'listen') ?? '127.0.0.1:8421');
-  const hub = await startHub({ dataDir: stringOpt(inv, 'data-dir'), host, port, log: (l) => ctx.stderr.write(l + '\n') });
+  let hub: Awaited<ReturnType<typeof startHub>>;
+  try {
+    hub = await startHub({ dataDir: stringOpt(inv, 'data-dir'), host, port, log: (l) => ctx.stderr.write(l + '\n') });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw badInput(`cannot listen on ${host}:${port} (${code})`, 'LISTEN_FAILED');
+    }
+    throw e;
+  }
   // The bound URL is the first stdout line, so `--listen 127.0.0.1:0` works in scripts.
   ctx.stdout.write(hub.url + '\n');
   await new Promise<void>((resolve) => {

@@ -48,6 +48,8 @@ CREATE TABLE tokens (
   token_hash TEXT NOT NULL UNIQUE,
   owner_id TEXT NOT NULL,
   agent_id TEXT NOT NULL,
+  -- NULL: every repository of this data dir; otherwise the one repository the token may act on.
+  repository TEXT,
   created_at INTEGER NOT NULL,
   revoked_at INTEGER
 ) STRICT;
@@ -164,7 +166,7 @@ export class Authority {
   private readonly requirementCache = new Map<string, LoadedRequirement>();
   private readonly taskCache = new Map<string, Task[]>();
   private readonly stmts: {
-    token: Database.Statement<[string], { token_hash: string; owner_id: string; agent_id: string; revoked_at: number | null }>;
+    token: Database.Statement<[string], { token_hash: string; owner_id: string; agent_id: string; repository: string | null; revoked_at: number | null }>;
     profile: Database.Statement<[string, string], ProfileRow>;
     epoch: Database.Statement<[string, string, number], { target: string; requirement_digest: string }>;
     change: Database.Statement<[string, string], { current_version: number }>;
@@ -177,7 +179,7 @@ export class Authority {
     readonly readonly: boolean,
   ) {
     this.stmts = {
-      token: db.prepare('SELECT token_hash, owner_id, agent_id, revoked_at FROM tokens WHERE token_id = ?'),
+      token: db.prepare('SELECT token_hash, owner_id, agent_id, repository, revoked_at FROM tokens WHERE token_id = ?'),
       profile: db.prepare('SELECT * FROM profiles WHERE repository = ? AND profile = ?'),
       epoch: db.prepare('SELECT target, requirement_digest FROM profile_epochs WHERE repository = ? AND profile = ? AND policy_epoch = ?'),
       change: db.prepare('SELECT current_version FROM changes WHERE repository = ? AND change_id = ?'),
@@ -288,12 +290,12 @@ export class Authority {
   // ---- tokens ------------------------------------------------------------------------------------
 
   /** Issues a workspace bearer token; only its hash is stored. The caller writes the token file. */
-  issueToken(ownerId: string, agentId: string): { token_id: string; token: string } {
+  issueToken(ownerId: string, agentId: string, repository: string | null = null): { token_id: string; token: string } {
     const tokenId = randomBytes(12).toString('hex');
     const token = `agentscm_wt1_${tokenId}_${randomBytes(32).toString('base64url')}`;
     this.db
-      .prepare('INSERT INTO tokens (token_id, token_hash, owner_id, agent_id, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(tokenId, tokenHash(token), ownerId, agentId, Date.now());
+      .prepare('INSERT INTO tokens (token_id, token_hash, owner_id, agent_id, repository, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(tokenId, tokenHash(token), ownerId, agentId, repository, Date.now());
     return { token_id: tokenId, token };
   }
 
@@ -319,7 +321,7 @@ export class Authority {
     const a = Buffer.from(row.token_hash, 'hex');
     const b = Buffer.from(tokenHash(token), 'hex');
     if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
-    return { token_id: m[1]!, owner_id: row.owner_id, agent_id: row.agent_id };
+    return { token_id: m[1]!, owner_id: row.owner_id, agent_id: row.agent_id, repository: row.repository };
   }
 
   // ---- enrollments -------------------------------------------------------------------------------

@@ -75,6 +75,8 @@ export interface TokenActor {
   readonly token_id: string;
   readonly owner_id: string;
   readonly agent_id: string;
+  /** The one repository the token may act on, or null for every repository of the data dir. */
+  readonly repository: string | null;
 }
 
 export interface Enrollment {

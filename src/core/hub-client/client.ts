@@ -60,7 +60,9 @@ export class HubClient {
 
   constructor(private readonly opts: HubClientOptions) {
     this.base = parseEndpoint(opts.endpoint);
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    // No connection reuse: a caller such as the collector may wait minutes between calls, and a pooled
+    // socket the Hub has since closed would turn a good request into a spurious reset.
+    this.agent = new http.Agent({ keepAlive: false, maxSockets: 4 });
   }
 
   get operationPath(): string {

@@ -1,0 +1,238 @@
+// The connection to a Docker Engine API endpoint (Docker itself, or podman's `podman system service`).
+// Only this module and its siblings under src/collectors import dockerode, so that commands which never
+// touch a container (and the hooks above all) never pay for loading it.
+//
+// Where the endpoint comes from, first match wins: `--docker-host URL`, then DOCKER_HOST, then the
+// well-known sockets (Docker's, then podman's rootful and rootless ones). An explicit URL is never
+// silently replaced by another endpoint: if it does not answer, that is the error.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Docker from 'dockerode';
+import { AgentscmError, usageError } from '../core/errors.js';
+
+export type EngineSource = 'flag' | 'env' | 'default' | 'started';
+
+export interface EngineEndpoint {
+  /** The endpoint as a URL: unix:///path or tcp://host:port. */
+  readonly url: string;
+  readonly source: EngineSource;
+}
+
+export interface EngineConnection {
+  readonly docker: Docker;
+  readonly endpoint: EngineEndpoint;
+}
+
+/** How long one `/_ping` may take before the endpoint counts as not answering. */
+const PING_TIMEOUT_MS = 3_000;
+
+export const NO_ENGINE_HINT =
+  'no container engine answered: install podman (apt-get install podman runc) and run `podman system service`, or Docker, or set DOCKER_HOST';
+
+export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE', detail?: Record<string, unknown>): AgentscmError {
+  return new AgentscmError('RUNTIME_UNAVAILABLE', code, message, detail);
+}
+
+/** Parses unix:///abs/path or tcp://host:port into dockerode options. Anything else is a usage error. */
+export function dockerOptionsFor(url: string): Docker.DockerOptions {
+  if (url.startsWith('unix://')) {
+    const p = url.slice('unix://'.length);
+    if (!path.isAbsolute(p)) throw usageError(`docker host ${JSON.stringify(url)}: a unix socket URL needs an absolute path (unix:///path)`);
+    return { socketPath: p };
+  }
+  if (url.startsWith('tcp://')) {
+    let u: URL;
+    try {
+      u = new URL(`http://${url.slice('tcp://'.length)}`);
+    } catch {
+      throw usageError(`docker host ${JSON.stringify(url)} is not a valid tcp://HOST:PORT URL`);
+    }
+    if (u.port === '' || (u.pathname !== '/' && u.pathname !== '')) throw usageError(`docker host ${JSON.stringify(url)}: expected tcp://HOST:PORT`);
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port), protocol: 'http' };
+  }
+  throw usageError(`docker host ${JSON.stringify(url)}: only unix:///path and tcp://host:port are supported`);
+}
+
+/** The well-known sockets, in the order they are tried when neither a flag nor DOCKER_HOST names one. */
+export function defaultSocketPaths(env: NodeJS.ProcessEnv = process.env): string[] {
+  const paths = ['/var/run/docker.sock', '/run/podman/podman.sock'];
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  if (env.XDG_RUNTIME_DIR) paths.push(path.join(env.XDG_RUNTIME_DIR, 'podman', 'podman.sock'));
+  if (uid !== undefined && uid !== 0) paths.push(`/run/user/${uid}/podman/podman.sock`);
+  return [...new Set(paths)];
+}
+
+/** The endpoints to try, in order. A flag or DOCKER_HOST yields exactly one candidate. */
+export function engineCandidates(dockerHost: string | undefined, env: NodeJS.ProcessEnv = process.env): EngineEndpoint[] {
+  if (dockerHost !== undefined) return [{ url: dockerHost, source: 'flag' }];
+  const fromEnv = env.DOCKER_HOST;
+  if (fromEnv !== undefined && fromEnv !== '') return [{ url: fromEnv, source: 'env' }];
+  return defaultSocketPaths(env)
+    .filter((p) => fs.existsSync(p))
+    .map((p) => ({ url: `unix://${p}`, source: 'default' as const }));
+}
+
+/** True when the endpoint answers `/_ping` within the timeout. Never throws. */
+export async function pingEngine(docker: Docker, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const answer = await Promise.race([
+      docker.ping(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
+      }),
+    ]);
+    const text = Buffer.isBuffer(answer) ? answer.toString('utf8') : String(answer);
+    return text.trim() === 'OK';
+  } catch {
+    return false;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+/**
+ * Connects to the first answering endpoint. Throws RUNTIME_UNAVAILABLE (exit 12) when nothing answers;
+ * the message names the endpoint that was tried so an operator can tell a wrong DOCKER_HOST from a
+ * missing engine.
+ */
+export async function connectEngine(opts: { dockerHost?: string | undefined; env?: NodeJS.ProcessEnv } = {}): Promise<EngineConnection> {
+  const env = opts.env ?? process.env;
+  const candidates = engineCandidates(opts.dockerHost, env);
+  for (const endpoint of candidates) {
+    const docker = new Docker(dockerOptionsFor(endpoint.url));
+    if (await pingEngine(docker)) return { docker, endpoint };
+  }
+  if (candidates.length === 1 && candidates[0]!.source !== 'default') {
+    const c = candidates[0]!;
+    throw runtimeUnavailable(`the container engine at ${c.url} (${c.source === 'flag' ? '--docker-host' : 'DOCKER_HOST'}) did not answer`, 'ENGINE_UNREACHABLE', {
+      docker_host: c.url,
+    });
+  }
+  throw runtimeUnavailable(NO_ENGINE_HINT, 'ENGINE_UNREACHABLE');
+}
+
+// ---- podman system service -----------------------------------------------------------------------
+
+/**
+ * podman settings that make containers run on hosts like ours (no systemd as PID 1, a hard nofile limit
+ * below podman's default of 1048576): without explicit ulimits runc fails with "error setting rlimits".
+ * Written to a private file and handed to podman through CONTAINERS_CONF, so nothing under /etc changes.
+ */
+export const PODMAN_CONTAINERS_CONF = `[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+`;
+
+export function podmanInstalled(env: NodeJS.ProcessEnv = process.env): boolean {
+  const r = spawnSync('podman', ['--version'], { env, stdio: 'ignore' });
+  return r.status === 0;
+}
+
+export interface StartedService {
+  readonly endpoint: EngineEndpoint;
+  readonly docker: Docker;
+  /** Whether this process started the service (and so must stop it). */
+  readonly owned: boolean;
+  /** Stops the service if this process started it; removes its private directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * An engine for `npm run demo` and the tests: an already answering endpoint (flag, DOCKER_HOST or a
+ * well-known socket) if there is one; otherwise, when podman is installed, `podman system service` on a
+ * private socket started here. With no engine at all: RUNTIME_UNAVAILABLE with one line saying what to
+ * install.
+ */
+export async function startPodmanServiceIfNeeded(
+  opts: { dockerHost?: string | undefined; env?: NodeJS.ProcessEnv; startTimeoutMs?: number } = {},
+): Promise<StartedService> {
+  const env = opts.env ?? process.env;
+  const explicit = opts.dockerHost !== undefined || (env.DOCKER_HOST !== undefined && env.DOCKER_HOST !== '');
+  try {
+    const c = await connectEngine({ dockerHost: opts.dockerHost, env });
+    return { ...c, owned: false, stop: async () => {} };
+  } catch (e) {
+    // A named endpoint that does not answer is the operator's choice: never substitute another one.
+    if (explicit) throw e;
+  }
+  if (!podmanInstalled(env)) throw runtimeUnavailable(NO_ENGINE_HINT, 'NO_ENGINE');
+  return startPodmanService({ env, timeoutMs: opts.startTimeoutMs ?? 30_000 });
+}
+
+/** Starts `podman system service --time=0` on a socket in a fresh private directory and waits for it. */
+export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<StartedService> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-podman-'));
+  fs.chmodSync(dir, 0o700);
+  const confPath = path.join(dir, 'containers.conf');
+  fs.writeFileSync(confPath, PODMAN_CONTAINERS_CONF, { mode: 0o600 });
+  const socket = path.join(dir, 'podman.sock');
+  const url = `unix://${socket}`;
+  const baseEnv = opts.env ?? process.env;
+  // An operator's own CONTAINERS_CONF wins: it is their statement of what works on their host.
+  const env = { ...baseEnv, CONTAINERS_CONF: baseEnv.CONTAINERS_CONF ?? confPath };
+  const child: ChildProcess = spawn('podman', ['system', 'service', '--time=0', url], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: false });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (d: string) => {
+    if (stderr.length < 4096) stderr += d;
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  // The service must not keep the caller's event loop alive (neither the process nor its stderr pipe),
+  // nor outlive it.
+  child.unref();
+  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
+  const killChild = (): void => {
+    if (!exited && child.pid !== undefined) {
+      try {
+        child.kill('SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  const onExit = (): void => {
+    killChild();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
+
+  const docker = new Docker({ socketPath: socket });
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  let answering = false;
+  while (!exited && Date.now() < deadline) {
+    if (fs.existsSync(socket) && (await pingEngine(docker, 1_000))) {
+      answering = true;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    process.removeListener('exit', onExit);
+    if (!exited) {
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      killChild();
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 5_000))]);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  if (!answering) {
+    await stop();
+    const why = stderr.trim().split('\n').pop() ?? '';
+    throw runtimeUnavailable(`podman system service did not answer on ${url}${why ? `: ${why}` : ''}`, 'ENGINE_START_FAILED');
+  }
+  return { endpoint: { url, source: 'started' }, docker, owned: true, stop };
+}

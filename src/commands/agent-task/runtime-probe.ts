@@ -1,0 +1,17 @@
+import { connectEngine } from '../../collectors/engine.js';
+import { probeRuntime } from '../../collectors/runtime-probe.js';
+import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
+import { optionalStringOpt, stringOpt } from '../options.js';
+
+export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  const image = stringOpt(inv, 'image');
+  const { docker, endpoint } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
+  const probe = await probeRuntime(docker, image);
+  return {
+    data: {
+      docker_host: endpoint.url,
+      runtime_identity: probe.identity,
+      runtime_identity_digest: probe.digest,
+    },
+  };
+}
