@@ -11,16 +11,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { COMMANDS } from '../../src/cli.js';
 import { agentscm, json } from '../support/cli.js';
 import { describeRun, ensureHosts, runClaude, runCodex, startAnthropicStandin, startOpenAIStandin, type HostRun, type Standin } from '../support/hosts/index.js';
+import { COLLECTOR_SKIP, installStop, qualifiedRig } from '../support/qualified.js';
 import { adminSetup, PROFILE, REPO, startHub, type RunningHub, type Setup } from '../support/hub.js';
 
 const skip =
   process.env.AGENTSCM_SKIP_HOSTS === '1' && process.env.CI !== 'true' ? 'AGENTSCM_SKIP_HOSTS=1 (never honoured when CI=true)' : false;
 
-/** The passing case needs a real v2 receipt, which only the collector flow (collect, finalize) creates. */
-const collectorReady = ['agent-task collect', 'agent-task collector-finalize'].every((p) => COMMANDS.some((c) => c.path.join(' ') === p));
 
 type Host = 'claude-code' | 'codex';
 
@@ -121,32 +119,31 @@ describe('Stop hooks in the real hosts', { skip }, () => {
     });
   });
 
-  it('a qualified, clean subject lets each host stop at once', { skip: collectorReady ? false : 'needs the collector (agent-task collect, collector-finalize): not on this branch yet' }, async () => {
-    for (const host of ['claude-code', 'codex'] as const) {
-      const w = await world(host);
-      try {
-        qualifyThroughCollector(w);
+  it('a qualified, clean subject lets each host stop at once', { skip: COLLECTOR_SKIP }, async () => {
+    const rig = await qualifiedRig((r) => {
+      installStop(r, 'claude-code');
+      installStop(r, 'codex');
+    });
+    try {
+      for (const host of ['claude-code', 'codex'] as const) {
+        const state = path.join(rig.root, `stop-state-${host}`);
         const standin = host === 'codex' ? await startOpenAIStandin({ reply: 'Done.' }) : await startAnthropicStandin({ reply: 'Done.' });
         try {
-          const env = { AGENTSCM_STATE_DIR: w.state };
+          const env = { AGENTSCM_STATE_DIR: state };
           const run = host === 'codex'
-            ? await runCodex({ cwd: w.s.workspace, prompt: 'Finish.', standin, env, timeoutMs: 60_000 })
-            : await runClaude({ cwd: w.s.workspace, prompt: 'Finish.', standin, env, timeoutMs: 60_000 });
+            ? await runCodex({ cwd: rig.workspace, prompt: 'Finish.', standin, env, timeoutMs: 60_000 })
+            : await runClaude({ cwd: rig.workspace, prompt: 'Finish.', standin, env, timeoutMs: 60_000 });
           assert.ok(!run.timedOut && run.code === 0, describeRun(run, standin));
-          assert.equal(standin.modelRequests().length, 1, `a qualified subject stops at once\n${describeRun(run, standin)}`);
-          assert.deepEqual(counters(w.state), []);
+          standin.assertNoFailures();
+          assert.equal(standin.modelRequests().length, 1, `${host}: a qualified subject stops at once\n${describeRun(run, standin)}`);
+          assert.deepEqual(counters(state), [], 'no continuation was granted');
         } finally {
           await standin.close();
         }
-      } finally {
-        await w.hub.stop();
       }
+    } finally {
+      await rig.stop();
     }
   });
 });
 
-/** Drives the real collector flow to a v2 receipt for the Change's current subject. */
-function qualifyThroughCollector(w: World): void {
-  void w;
-  throw new Error('the collector flow is not wired here yet');
-}

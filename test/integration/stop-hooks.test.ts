@@ -9,10 +9,10 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { COMMANDS } from '../../src/cli.js';
 import { agentscm, json } from '../support/cli.js';
 import { assertCodexHookStdout, codexSchemaErrors } from '../support/hosts/schemas.js';
 import { adminSetup, checkpointArgs, PROFILE, REPO, startHub, tempDir, type RunningHub, type Setup } from '../support/hub.js';
+import { COLLECTOR_SKIP, qualifiedRig } from '../support/qualified.js';
 import { hookArgs, reasonDoc, runAsync, stopPayload, treeDigest, type Host, type HookRun } from '../support/stop-hook.js';
 
 const HOSTS: readonly Host[] = ['claude-code', 'codex'];
@@ -405,11 +405,26 @@ describe('task-stop hooks: local causes', () => {
 });
 
 describe('task-stop hooks: the passing case', () => {
-  // A pass needs a real v2 receipt, which only the collector flow (agent-task collect, then
-  // collector-finalize) creates; the qualified Hub is never faked for it.
-  const collectorReady = ['agent-task collect', 'agent-task collector-finalize'].every((p) => COMMANDS.some((c) => c.path.join(' ') === p));
-  test('a qualified subject with a clean workspace at its revision lets both hosts stop', { skip: collectorReady ? false : 'needs the collector (agent-task collect, collector-finalize): not on this branch yet' }, () => {
-    throw new Error('drive agent-task collect and collector-finalize here once they exist');
+  // A pass needs a real v2 receipt, which only the collector flow creates; the Hub is never faked here.
+  test('a qualified subject with a clean workspace at its revision lets both hosts stop; an edit after it blocks', { skip: COLLECTOR_SKIP }, async () => {
+    const rig = await qualifiedRig();
+    const s = { root: rig.root, dataDir: rig.dataDir, workspace: rig.workspace, tokenFile: rig.tokenFile, tokenId: '' };
+    try {
+      for (const host of HOSTS) {
+        const r = await hook(s, rig.hub.url, host);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, '', `${host}: a qualified, clean subject passes with empty stdout`);
+      }
+      fs.appendFileSync(path.join(rig.workspace, 'README.md'), 'late edit\n');
+      for (const host of HOSTS) {
+        const doc = expectBlock(await hook(s, rig.hub.url, host), host);
+        assert.equal(doc.qualified, true);
+        assert.deepEqual(doc.local, ['workspace_dirty']);
+        assert.deepEqual(doc.next, { operation: 'checkpoint' });
+      }
+    } finally {
+      await rig.stop();
+    }
   });
 });
 
