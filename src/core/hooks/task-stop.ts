@@ -9,6 +9,7 @@
 //
 // No zod, ink, react, dockerode or execa on this path (it runs on every stop).
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { subjectToJson } from '../authority/plan.js';
 import { Authority } from '../authority/store.js';
@@ -104,7 +105,8 @@ interface WorkspaceRead {
 /** One read of the workspace: its recorded state, then a complete read-only scan of its files. */
 function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
   return guard('workspace', () => {
-    const st = lstatOrUndefined(workspace);
+    // stat, not lstat: a workspace reached through a symlink is still that workspace (its key is the real path).
+    const st = fs.statSync(workspace, { throwIfNoEntry: false });
     if (!st || !st.isDirectory()) throw new Category('workspace');
     // The state file is the store's lock on this workspace: missing means never checkpointed here,
     // and it is not created (readWorkspaceState opens it existing-only and read-only).
