@@ -97,6 +97,14 @@ describe('task-stop hooks against a real Hub', () => {
     });
   }
 
+  test('a workspace named through a symlink is the same workspace', async () => {
+    const link = path.join(s.root, 'ws-link');
+    if (!fs.existsSync(link)) fs.symlinkSync(s.workspace, link);
+    const doc = expectBlock(await hook(s, hub.url, 'claude-code', { workspace: link }), 'claude-code');
+    assert.deepEqual(doc.next, { operation: 'collector_claim', task_id: taskId });
+    assert.equal(doc.local, undefined);
+  });
+
   test('a Codex-shaped payload (every key, nulls) is accepted and our test payload matches Codex\'s input schema', async () => {
     const payload = JSON.parse(stopPayload('codex', 'x', false, s.workspace));
     assert.deepEqual(codexSchemaErrors('stop.command.input', payload), []);

@@ -111,9 +111,10 @@ function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
     // The state file is the store's lock on this workspace: missing means never checkpointed here,
     // and it is not created (readWorkspaceState opens it existing-only and read-only).
     if (!lstatOrUndefined(path.join(dataDir, WORKSPACES_FILE))?.isFile()) throw new Category('workspace');
-    const state = readWorkspaceState(dataDir, workspace);
+    const real = fs.realpathSync(workspace);
+    const state = readWorkspaceState(dataDir, real);
     if (!state) throw new Category('workspace');
-    return { state, live: scanWorkspace(workspace).revision };
+    return { state, live: scanWorkspace(real).revision };
   });
 }
 
