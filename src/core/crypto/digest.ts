@@ -44,6 +44,16 @@ export const DOMAINS = {
   stopCounter: 'agentscm.agent-stop-counter.v1',
   /** v2 graph receipt. */
   receipt: 'agentscm.workflow-receipt.v2',
+  // Tree Ring identities fixed by the upstream store format (a store is shared with upstream binaries,
+  // so these strings are not ours to rename).
+  /** Hash of the coordinator capability kept in store_policy (standard domainDigest scheme). */
+  treeRingCapability: 'tree-ring-coordinator-capability-v1',
+  /** Hash of an unsafe audit target id (standard domainDigest scheme). */
+  treeRingAuditTarget: 'tree-ring-authorization-audit-target-v1',
+  /** Operation namespace claim: domain then per-field presence byte, u64be length, bytes (no NUL). */
+  treeRingOperationNamespace: 'tree-ring-operation-namespace-v1',
+  /** Synthetic identity of a legacy private-scope event: domain, NUL, scope, NUL, id. */
+  treeRingLegacyIdentity: 'tree-ring-memory/legacy-private-scope-identity/v1',
 } as const;
 
 export type Domain = (typeof DOMAINS)[keyof typeof DOMAINS];

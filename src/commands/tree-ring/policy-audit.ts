@@ -1,0 +1,2 @@
+// tree-ring policy audit (logic in ./policy.ts).
+export { audit as run } from './policy.js';

@@ -1,0 +1,2 @@
+// tree-ring policy enable (logic in ./policy.ts).
+export { enable as run } from './policy.js';

@@ -1,0 +1,2 @@
+// tree-ring policy rotate (logic in ./policy.ts).
+export { rotate as run } from './policy.js';

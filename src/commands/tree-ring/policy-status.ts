@@ -1,0 +1,2 @@
+// tree-ring policy status (logic in ./policy.ts).
+export { status as run } from './policy.js';

@@ -1,0 +1,328 @@
+// Recall: FTS5 candidates with every filter in SQL before the candidate limit, AND query first, then
+// variants without one ring-intent word, then an OR fallback; candidates are ranked by textual match,
+// salience, confidence, recency, source authority and ring boosts. Only the winners' raw_json is read
+// and decoded, which keeps recall within a small factor of the bare FTS query (bench/).
+
+import { eventFromRawJson, type MemoryEvent } from './model.js';
+import type { Db } from './store/schema.js';
+
+const FAILURE_TERMS = ['error', 'failure', 'regression', 'bug', 'rejected', 'rollback', 'stale', 'conflict', 'security', 'privacy', 'mistake'];
+const HEARTWOOD_TERMS = ['preference', 'rule', 'constraint', 'decision', 'durable'];
+const SEED_TERMS = ['planning', 'roadmap', 'future', 'alternative', 'experiment', 'explore'];
+const INTENT_TERMS = new Set([...FAILURE_TERMS, ...HEARTWOOD_TERMS, ...SEED_TERMS]);
+const FILLER_TERMS = new Set(['a', 'an', 'and', 'about', 'are', 'for', 'in', 'is', 'not', 'of', 'on', 'or', 'the', 'to', 'what']);
+const SHARED_SCOPES = "'global', 'project', 'tool', 'eval', 'manual', 'dox', 'revolve'";
+
+// Unicode word characters, as Rust's regex `\w` (letters, marks, digits, connector punctuation).
+const TERM_RE = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+/gu;
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Lowercases ASCII letters only (as Rust's to_ascii_lowercase); the fast path covers ASCII text. */
+export function asciiLower(s: string): string {
+  return NON_ASCII.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
+}
+
+/** Query terms: Unicode word runs, ASCII-lowercased (non-ASCII letters keep their case, as upstream). */
+export function terms(text: string): string[] {
+  return (text.match(TERM_RE) ?? []).map(asciiLower);
+}
+
+/** The query, then one variant per ring-intent word with that word removed. */
+export function searchQueries(query: string): string[] {
+  const qt = terms(query);
+  const out = [query];
+  qt.forEach((t, i) => {
+    if (!INTENT_TERMS.has(t)) return;
+    const rest = qt.filter((_, j) => j !== i);
+    if (rest.length > 0) out.push(rest.join(' '));
+  });
+  return out;
+}
+
+/** FTS5 MATCH expression: each non-filler term quoted, joined with AND or OR; undefined when empty. */
+export function ftsQuery(query: string, operator: 'AND' | 'OR' = 'AND'): string | undefined {
+  const t = terms(query)
+    .filter((x) => !FILLER_TERMS.has(x))
+    .map((x) => `"${x.replaceAll('"', '""')}"`);
+  return t.length === 0 ? undefined : t.join(` ${operator} `);
+}
+
+function sourceAuthority(type: string): number {
+  switch (type) {
+    case 'user':
+      return 1.0;
+    case 'contract':
+      return 0.9;
+    case 'eval':
+      return 0.8;
+    case 'file':
+      return 0.7;
+    case 'tool':
+      return 0.6;
+    case 'summary':
+      return 0.5;
+    case 'manual':
+      return 0.4;
+    default:
+      return 0.3;
+  }
+}
+
+function parseTimestamp(value: string): number | undefined {
+  let t = Date.parse(value);
+  if (Number.isNaN(t) && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?$/.test(value)) t = Date.parse(`${value}Z`);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+function recencyScore(createdAt: string, now: number): number {
+  const t = parseTimestamp(createdAt) ?? now;
+  const ageSeconds = Math.max(0, Math.floor((now - t) / 1000));
+  return Math.exp(-ageSeconds / 86_400 / 30);
+}
+
+/** What the scorer reads of a memory (a candidate row or a whole event). */
+export interface ScoreInput {
+  summary: string;
+  details: string;
+  tags: readonly string[];
+  salience: number;
+  confidence: number;
+  created_at: string;
+  /** Age in seconds when already known (candidate rows); otherwise derived from created_at. */
+  ageSeconds?: number | undefined;
+  ring: string;
+  sourceType: string;
+}
+
+/** Factors in key order (upstream's BTreeMap order), as `ranking` prints them. */
+export interface Ranking {
+  confidence: number;
+  recency: number;
+  ring_boost: number;
+  salience: number;
+  source_authority: number;
+  textual_match: number;
+}
+
+export function scoreMemory(m: ScoreInput, query: string, now = Date.now()): { score: number; ranking: Ranking } {
+  const qt = terms(query);
+  let textual = 0.1;
+  if (qt.length > 0) {
+    const text = asciiLower(`${m.summary} ${m.details} ${m.tags.join(' ')}`);
+    textual = qt.filter((t) => text.includes(t)).length / qt.length;
+  }
+  const recency = m.ageSeconds !== undefined ? Math.exp(-Math.max(0, m.ageSeconds) / 86_400 / 30) : recencyScore(m.created_at, now);
+  const authority = sourceAuthority(m.sourceType);
+  const qs = new Set(qt);
+  let ringBoost = 0;
+  if (m.ring === 'scar' && FAILURE_TERMS.some((t) => qs.has(t))) ringBoost = 0.2;
+  else if (m.ring === 'heartwood' && HEARTWOOD_TERMS.some((t) => qs.has(t))) ringBoost = 0.15;
+  else if (m.ring === 'seed' && SEED_TERMS.some((t) => qs.has(t))) ringBoost = 0.12;
+  const score = 0.25 * textual + 0.25 * m.salience + 0.25 * m.confidence + 0.2 * recency + 0.05 * authority + ringBoost;
+  return { score, ranking: { confidence: m.confidence, recency, ring_boost: ringBoost, salience: m.salience, source_authority: authority, textual_match: textual } };
+}
+
+export interface RecallOptions {
+  project?: string | undefined;
+  agentProfile?: string | undefined;
+  workflowId?: string | undefined;
+  sessionId?: string | undefined;
+  scope?: string | undefined;
+  rings?: readonly string[] | undefined;
+  eventTypes?: readonly string[] | undefined;
+  includeSensitive?: boolean | undefined;
+  includeSuperseded?: boolean | undefined;
+  /** Expired memories are left out unless this is set. */
+  includeExpired?: boolean | undefined;
+  limit: number;
+}
+
+export interface RecallResult {
+  memory: MemoryEvent;
+  score: number;
+  ranking: Ranking;
+}
+
+/** Upstream's candidate cap: 128 per requested result, clamped to 256..2048. */
+export function candidateLimit(limit: number): number {
+  return Math.min(2048, Math.max(256, limit * 128));
+}
+
+interface CandidateRow {
+  rid: number;
+  id: string;
+  summary: string;
+  details: string;
+  tags_json: string;
+  salience: number;
+  confidence: number;
+  created_at: string;
+  /** Seconds since created_at as SQLite computes it (NULL when unparsable: treated as now). */
+  age_s: number | null;
+  ring: string;
+  source_type: string | null;
+}
+
+// Everything the scorer needs, computed in SQLite where that is cheaper than in JS; raw_json is only
+// decoded for the winners.
+const CANDIDATE_COLUMNS =
+  "m.rowid AS rid, m.id AS id, m.summary AS summary, m.details AS details, m.tags_json AS tags_json, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, CAST((julianday('now') - julianday(m.created_at)) * 86400 AS INTEGER) AS age_s, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type";
+
+/** The WHERE clause of explicit recall (exact conjunctive filters) and its parameters. */
+export function explicitFilterSql(o: RecallOptions): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (!o.includeSuperseded) parts.push('m.superseded_by IS NULL');
+  const eq = (col: string, v: string | undefined) => {
+    if (v !== undefined) {
+      parts.push(`m.${col} = ?`);
+      params.push(v);
+    }
+  };
+  eq('project', o.project);
+  eq('agent_profile', o.agentProfile);
+  eq('workflow_id', o.workflowId);
+  eq('session_id', o.sessionId);
+  eq('scope', o.scope);
+  const inList = (col: string, vs: readonly string[] | undefined) => {
+    if (vs !== undefined) {
+      parts.push(`m.${col} IN (${vs.map(() => '?').join(', ')})`);
+      params.push(...vs);
+    }
+  };
+  inList('ring', o.rings);
+  inList('event_type', o.eventTypes);
+  if (!o.includeSensitive) parts.push("m.sensitivity = 'normal'");
+  if (!o.includeExpired) parts.push("(m.expires_at IS NULL OR julianday(m.expires_at) > julianday('now'))");
+  parts.push('NOT EXISTS (SELECT 1 FROM redaction_tombstones t WHERE t.memory_id = m.id)');
+  return { sql: parts.join(' AND '), params };
+}
+
+/**
+ * Up to `cap` matching memories that pass every filter, newest index entries first. The final score
+ * does not use bm25, so the candidates are not ordered by it: ranking every match by bm25 costs time
+ * proportional to all matches (hundreds of ms for common words in a large store), while a descending
+ * rowid walk stops at the cap and favours recent memories, which the score also favours.
+ */
+function candidates(db: Db, match: string, where: { sql: string; params: unknown[] }, cap: number): CandidateRow[] {
+  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM memory_fts JOIN memories m ON m.id = memory_fts.id WHERE memory_fts MATCH ? AND ${where.sql} ORDER BY memory_fts.rowid DESC LIMIT ?`;
+  return db.prepare(sql).all(match, ...where.params, cap) as CandidateRow[];
+}
+
+function toScoreInput(r: CandidateRow): ScoreInput {
+  let tags: string[] = [];
+  try {
+    const t = JSON.parse(r.tags_json) as unknown;
+    if (Array.isArray(t)) tags = t.filter((x): x is string => typeof x === 'string');
+  } catch {
+    tags = [];
+  }
+  return { summary: r.summary, details: r.details, tags, salience: r.salience, confidence: r.confidence, created_at: r.created_at, ageSeconds: r.age_s ?? 0, ring: r.ring, sourceType: r.source_type ?? 'manual' };
+}
+
+function loadEvents(db: Db, rowids: readonly number[]): Map<number, MemoryEvent> {
+  const out = new Map<number, MemoryEvent>();
+  if (rowids.length === 0) return out;
+  const rows = db.prepare(`SELECT rowid AS rid, raw_json FROM memories WHERE rowid IN (${rowids.map(() => '?').join(',')})`).all(...rowids) as Array<{ rid: number; raw_json: string }>;
+  for (const r of rows) out.set(r.rid, eventFromRawJson(r.raw_json));
+  return out;
+}
+
+function rankCandidates(db: Db, rows: CandidateRow[], query: string, limit: number, bonus?: (ring: string) => number, idTieBreak = false): RecallResult[] {
+  const now = Date.now();
+  const scored = rows.map((r) => {
+    const s = scoreMemory(toScoreInput(r), query, now);
+    return { r, score: s.score + (bonus ? bonus(r.ring) : 0), ranking: s.ranking };
+  });
+  // Explicit recall keeps FTS rank order among equal scores (a stable sort); briefs break ties by id.
+  scored.sort((a, b) => b.score - a.score || (idTieBreak ? (a.r.id < b.r.id ? -1 : a.r.id > b.r.id ? 1 : 0) : 0));
+  const top = scored.slice(0, limit);
+  const events = loadEvents(
+    db,
+    top.map((t) => t.r.rid),
+  );
+  return top.flatMap((t) => {
+    const memory = events.get(t.r.rid);
+    return memory ? [{ memory, score: t.score, ranking: t.ranking }] : [];
+  });
+}
+
+/** Explicit recall (the `recall` command). */
+export function recall(db: Db, query: string, o: RecallOptions): RecallResult[] {
+  if (query.trim() === '' || o.limit === 0) return [];
+  if (o.rings?.length === 0 || o.eventTypes?.length === 0) return [];
+  const where = explicitFilterSql(o);
+  const cap = candidateLimit(o.limit);
+  let rows: CandidateRow[] = [];
+  const seen = new Set<string>();
+  for (const q of searchQueries(query)) {
+    if (seen.has(q)) continue;
+    seen.add(q);
+    const match = ftsQuery(q, 'AND');
+    if (match === undefined) continue;
+    rows = candidates(db, match, where, cap);
+    if (rows.length > 0) break;
+  }
+  if (rows.length === 0) {
+    const match = ftsQuery(query, 'OR');
+    if (match !== undefined) rows = candidates(db, match, where, cap);
+  }
+  return rankCandidates(db, rows, query, o.limit);
+}
+
+// ---- scoped session recall (startup briefs and preflight) -------------------------------------------
+
+/** The live identity a session brief is for. Project and alias both match `memories.project`. */
+export interface SessionScope {
+  project: string;
+  /** The safe lifecycle alias of the project name (e.g. for names with spaces); defaults to project. */
+  projectAlias?: string | undefined;
+  agentProfile: string;
+  workflowId: string;
+  sessionId: string;
+}
+
+function sessionWhere(scope: SessionScope): { sql: string; params: unknown[] } {
+  return {
+    sql: `m.project IN (?, ?) AND m.sensitivity = 'normal' AND m.superseded_by IS NULL
+      AND (m.expires_at IS NULL OR julianday(m.expires_at) > julianday('now'))
+      AND NOT EXISTS (SELECT 1 FROM redaction_tombstones t WHERE t.memory_id = m.id)
+      AND (m.scope IN (${SHARED_SCOPES})
+        OR (m.scope = 'agent' AND m.agent_profile = ?)
+        OR (m.scope = 'workflow' AND m.workflow_id = ?)
+        OR (m.scope = 'session' AND m.session_id = ?))`,
+    params: [scope.project, scope.projectAlias ?? scope.project, scope.agentProfile, scope.workflowId, scope.sessionId],
+  };
+}
+
+/**
+ * Candidates visible to one live session: shared scopes of the project, this agent's own memories,
+ * and only the matching workflow/session partitions. Every visibility and lifecycle filter runs in SQL
+ * before the candidate cap. With a task hint: scoped FTS recall (AND, intent variants, OR). Without:
+ * a startup brief ranked by ring (scar, heartwood first), salience, confidence and recency, no keyword.
+ */
+export function recallForSession(db: Db, scope: SessionScope, taskHint: string | undefined, limit: number): RecallResult[] {
+  if (limit <= 0) return [];
+  const where = sessionWhere(scope);
+  const cap = candidateLimit(limit);
+  const hint = taskHint?.trim();
+  if (hint) {
+    for (const q of searchQueries(hint)) {
+      const match = ftsQuery(q, 'AND');
+      if (match === undefined) continue;
+      const rows = candidates(db, match, where, cap);
+      if (rows.length > 0) return rankCandidates(db, rows, hint, limit, undefined, true);
+    }
+    const match = ftsQuery(hint, 'OR');
+    return match === undefined ? [] : rankCandidates(db, candidates(db, match, where, cap), hint, limit, undefined, true);
+  }
+  const rows = db
+    .prepare(
+      `SELECT ${CANDIDATE_COLUMNS} FROM memories m WHERE ${where.sql}
+       ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
+         m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?`,
+    )
+    .all(...where.params, cap) as CandidateRow[];
+  return rankCandidates(db, rows, '', limit, (ring) => (ring === 'scar' ? 0.2 : ring === 'heartwood' ? 0.15 : 0), true);
+}

@@ -1,0 +1,142 @@
+// In-process Tree Ring pieces: the session-brief API other parts use (scoping before the candidate
+// limit), the recall query builder, the scorer, the sensitivity guard and the event serialization.
+
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { openTreeRingReadOnly, recallSessionBrief } from '../../src/core/treering/index.js';
+import { eventFromRawJson, eventToJson, formatF64, newEvent, type MemoryEvent } from '../../src/core/treering/model.js';
+import { ftsQuery, scoreMemory, searchQueries, terms } from '../../src/core/treering/recall.js';
+import { classifyText, detectTextSensitivity } from '../../src/core/treering/sensitivity.js';
+import { openWritable, writeTransaction } from '../../src/core/treering/store/schema.js';
+import { putInTransaction, redactInTransaction } from '../../src/core/treering/store/write.js';
+import { tempProject } from '../support/treering.js';
+
+function memory(id: string, scope: string, patch: Partial<MemoryEvent> = {}): MemoryEvent {
+  const e = newEvent('Use reversible database migrations', 'lesson');
+  Object.assign(e, { id, project: 'project', scope, agent_profile: 'codex', workflow_id: 'old-workflow', session_id: 'old-session' }, patch);
+  return e;
+}
+
+const SCOPE = { project: 'project', projectAlias: 'project-alias', agentProfile: 'codex', workflowId: 'new-workflow', sessionId: 'new-session' };
+
+function store(events: MemoryEvent[], after?: (db: ReturnType<typeof openWritable>) => void): string {
+  const root = path.join(tempProject(), '.tree-ring');
+  const db = openWritable(root);
+  writeTransaction(db, () => {
+    for (const e of events) putInTransaction(db, e);
+    after?.(db);
+  });
+  db.close();
+  return root;
+}
+
+test('recallSessionBrief: shared scopes for the project, own agent, matching workflow/session only', () => {
+  const events: MemoryEvent[] = [];
+  for (const s of ['project', 'global', 'manual', 'dox', 'revolve', 'tool', 'eval']) events.push(memory(s, s, { agent_profile: 'other-agent' }));
+  events.push(memory('durable-agent', 'agent'), memory('old-workflow', 'workflow'), memory('old-session', 'session'));
+  events.push(memory('other-agent', 'agent', { agent_profile: 'other-agent' }));
+  events.push(memory('current-workflow', 'workflow', { workflow_id: 'new-workflow', agent_profile: 'peer-worker' }));
+  events.push(memory('current-session', 'session', { session_id: 'new-session' }));
+  events.push(memory('safe-project-alias', 'agent', { project: 'project-alias' }));
+  events.push(memory('no-project', 'global', { project: null }), memory('elsewhere', 'project', { project: 'other-project' }));
+  const reader = openTreeRingReadOnly(store(events));
+  try {
+    const expected = ['current-session', 'current-workflow', 'dox', 'durable-agent', 'eval', 'global', 'manual', 'project', 'revolve', 'safe-project-alias', 'tool'];
+    for (const taskHint of [undefined, 'database migrations']) {
+      const ids = recallSessionBrief(reader, SCOPE, { taskHint, limit: 20 }).map((m) => m.id).sort();
+      assert.deepEqual(ids, expected, `hint ${taskHint}`);
+    }
+  } finally {
+    reader.close();
+  }
+});
+
+test('recallSessionBrief: hidden memories cannot starve the brief before its candidate limit', () => {
+  const events = [memory('visible', 'agent')];
+  for (let i = 0; i < 300; i++) {
+    const patch: Partial<MemoryEvent> = { salience: 1 };
+    switch (i % 6) {
+      case 0: patch.project = 'other-project'; break;
+      case 1: patch.agent_profile = 'other-agent'; break;
+      case 2: patch.sensitivity = 'health'; break;
+      case 3: patch.expires_at = '2000-01-01T00:00:00Z'; break;
+      case 4: patch.superseded_by = 'visible'; break;
+      default: patch.scope = 'global'; patch.project = null;
+    }
+    events.push(memory(`hidden-${i}`, 'agent', patch));
+  }
+  events.push(memory('redacted-one', 'agent', { salience: 1 }));
+  const root = store(events, (db) => redactInTransaction(db, 'redacted-one'));
+  const reader = openTreeRingReadOnly(root);
+  try {
+    for (const taskHint of [undefined, 'database migrations']) {
+      const brief = recallSessionBrief(reader, SCOPE, { taskHint, limit: 1 });
+      assert.deepEqual(brief.map((m) => m.id), ['visible']);
+      assert.equal(brief[0]!.summary, 'Use reversible database migrations');
+    }
+  } finally {
+    reader.close();
+  }
+});
+
+test('recallSessionBrief: the no-hint brief prefers scars, then heartwood; a hint with no match is empty', () => {
+  const root = store([memory('a-recent', 'project'), memory('z-scar', 'project', { ring: 'scar' }), memory('y-heartwood', 'project', { ring: 'heartwood' })]);
+  const reader = openTreeRingReadOnly(root);
+  try {
+    assert.deepEqual(recallSessionBrief(reader, SCOPE, { limit: 2 }).map((m) => m.id), ['z-scar', 'y-heartwood']);
+    assert.deepEqual(recallSessionBrief(reader, SCOPE, { taskHint: 'nonexistent zebras', limit: 8 }), []);
+  } finally {
+    reader.close();
+  }
+});
+
+test('openTreeRingReadOnly never creates a store', () => {
+  const root = path.join(tempProject(), '.tree-ring');
+  assert.throws(() => openTreeRingReadOnly(root), (e: Error & { code?: string }) => e.code === 'NO_STORE');
+});
+
+test('query building: terms, filler words, quoting, intent-word variants', () => {
+  assert.deepEqual(terms('Fix the Cache-Layer, ÉTAGE 2!'), ['fix', 'the', 'cache', 'layer', 'Étage', '2']);
+  assert.equal(ftsQuery('what is the "cache" for'), '"cache"');
+  assert.equal(ftsQuery('the a of'), undefined);
+  assert.equal(ftsQuery('stale cache', 'OR'), '"stale" OR "cache"');
+  assert.deepEqual(searchQueries('failure stale cache'), ['failure stale cache', 'stale cache', 'failure cache']);
+});
+
+test('scoring: weights and ring boosts', () => {
+  const base = { summary: 'Avoid stale frontend cache.', details: '', tags: [], salience: 0.5, confidence: 0.5, created_at: new Date().toISOString(), ring: 'scar', sourceType: 'manual' };
+  const s = scoreMemory(base, 'failure stale cache');
+  assert.equal(s.ranking.ring_boost, 0.2);
+  assert.ok(Math.abs(s.ranking.textual_match - 2 / 3) < 1e-12);
+  assert.ok(Math.abs(s.score - (0.25 * (2 / 3) + 0.25 * 0.5 + 0.25 * 0.5 + 0.2 * s.ranking.recency + 0.05 * 0.4 + 0.2)) < 1e-12);
+  assert.equal(scoreMemory({ ...base, ring: 'heartwood' }, 'rule for cache').ranking.ring_boost, 0.15);
+  assert.equal(scoreMemory({ ...base, ring: 'seed' }, 'roadmap cache').ranking.ring_boost, 0.12);
+  assert.equal(scoreMemory({ ...base, ring: 'cambium' }, 'failure').ranking.ring_boost, 0);
+  const old = scoreMemory({ ...base, created_at: new Date(Date.now() - 30 * 86_400_000).toISOString() }, 'cache');
+  assert.ok(Math.abs(old.ranking.recency - Math.exp(-1)) < 1e-3);
+});
+
+test('sensitivity: secrets, categories, and no false positive on ordinary text', () => {
+  assert.equal(classifyText('password = hunter2'), 'secret');
+  assert.equal(classifyText(`worker_trcap_v1_${'a'.repeat(64)}_suffix`), 'secret');
+  assert.equal(classifyText('User mentioned a private diagnosis.'), 'health');
+  assert.equal(classifyText('Check the passport scanner flow'), 'personal_identifier');
+  assert.equal(classifyText('Use SQLite WAL mode for the token bucket limiter'), 'normal');
+  assert.equal(detectTextSensitivity(['normal summary', 'a court order arrived', 'tag']), 'legal');
+  assert.throws(() => detectTextSensitivity(['ok', 'AKIAABCDEFGHIJKLMNOP']), /blocked/);
+});
+
+test('serialization: upstream field order, serde-style floats, round trip through raw_json', () => {
+  assert.equal(formatF64(1), '1.0');
+  assert.equal(formatF64(0), '0.0');
+  assert.equal(formatF64(0.91), '0.91');
+  const e = newEvent('Round trip "quotes" and ünïcode', 'lesson');
+  e.salience = 1;
+  e.tags = ['a', 'b'];
+  e.links = [{ type: 'evidence', target: 'evals/1' }];
+  const raw = eventToJson(e);
+  assert.match(raw, /"salience":1\.0,"confidence":0\.5,/);
+  assert.deepEqual(eventFromRawJson(raw), e);
+  assert.deepEqual(Object.keys(JSON.parse(raw) as object).slice(0, 9), ['id', 'created_at', 'updated_at', 'project', 'agent_profile', 'workflow_id', 'session_id', 'operation_id', 'scope']);
+});
