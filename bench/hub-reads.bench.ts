@@ -20,6 +20,17 @@ const CLIENTS = 8;
 const TARGET_RPS = 2000;
 const TARGET_P99_MS = 20;
 
+/** CPU seconds (user + system) the process has used, from /proc (Linux); undefined elsewhere. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return undefined;
+  }
+}
+
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -86,7 +97,9 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   try {
     for (const [op, body] of Object.entries(bodies)) {
       await load(url, pathname, token, body, 1); // warm-up
+      const cpu0 = cpuSeconds(child.pid!);
       const r = await load(url, pathname, token, body, seconds);
+      const cpu1 = cpuSeconds(child.pid!);
       const rps = r.n / r.elapsed;
       const p50 = percentile(r.lat, 50);
       const p99 = percentile(r.lat, 99);
@@ -95,6 +108,11 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
       lines.push(
         `${op.padEnd(13)} ${rps.toFixed(0).padStart(6)} req/s  p50 ${p50.toFixed(2)} ms  p99 ${p99.toFixed(2)} ms  (n=${r.n}, ${CLIENTS} clients; target >= ${TARGET_RPS}/s, p99 < ${TARGET_P99_MS} ms: ${met ? 'met' : 'MISSED'})`,
       );
+      // The Hub's own CPU per request does not depend on how busy the rest of the machine is.
+      if (cpu0 !== undefined && cpu1 !== undefined && r.n > 0) {
+        const us = ((cpu1 - cpu0) / r.n) * 1e6;
+        lines.push(`${''.padEnd(13)} Hub CPU ${us.toFixed(0)} us/request (~${(1e6 / us).toFixed(0)} req/s per core)`);
+      }
     }
   } finally {
     child.kill('SIGTERM');

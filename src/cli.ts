@@ -29,6 +29,23 @@ const TASK_SELECT: readonly OptionSpec[] = [
 const CALL_EXIT =
   'Exit codes: 4 when the Hub rejects the token (401/403), 5 when it cannot be reached, 6 when its answer fails strict validation, ' +
   '11 on a schema mismatch; see agentscm(1) EXIT STATUS.';
+const HUB_MUTATION: readonly OptionSpec[] = [
+  { flag: 'data-dir', value: 'DIR', help: 'the native data dir (needed for result --sign and recovery CHANGE)' },
+  ENDPOINT,
+  REPOSITORY,
+  PROFILE,
+  TOKEN_FILE,
+];
+const REQUEST_ID: OptionSpec = { flag: 'request-id', value: 'ID', help: 'idempotency key; reuse it to retry the identical request', defaultText: 'generated and printed on stderr' };
+const REASON: OptionSpec = { flag: 'reason', value: 'TEXT', help: 'why (recorded with the request)', defaultText: 'empty' };
+const ATTEMPT_SELECT: readonly OptionSpec[] = [
+  { flag: 'task-id', value: 'ID', help: 'the task', required: true },
+  { flag: 'attempt-id', value: 'ID', help: 'the attempt', defaultText: 'the task\'s current attempt' },
+  { flag: 'fence', value: 'N', help: 'the fence to present', defaultText: 'the attempt\'s' },
+];
+const ATTEMPT_NOTE = 'The attempt\'s exact binding (digests, execution identity, executor) is read side-effect free from the Hub first. ';
+const MUTATION_NOTE =
+  'An identical retry with the same --request-id returns the retained outcome; the same id with other bytes or another kind exits 7. ';
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
 
@@ -55,13 +72,13 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['agent-task'], summary: 'typed v1 agent-task calls, keys, observations, collection' },
   { path: ['agent-task', 'key'], summary: 'the collector host\'s Ed25519 signing key' },
   { path: ['agent-task', 'observation'], summary: 'registered-observation digests and signatures' },
+  { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },
+  { path: ['tree-ring', 'policy'], summary: 'coordinated write policy of a Tree Ring store' },
   { path: ['authority'], summary: 'trusted-local administration of the data dir (no HTTP, never generates keys)' },
   { path: ['authority', 'profile'], summary: 'agent-task profiles and their workflow requirements' },
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['hub'], summary: 'the reference Hub' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
-  { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },
-  { path: ['tree-ring', 'policy'], summary: 'coordinated write policy of a Tree Ring store' },
 ];
 
 // ---- tree-ring ---------------------------------------------------------------------------------------
@@ -342,6 +359,78 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [CHANGE_ARG],
     options: HUB_CALL,
     load: () => import('./commands/agent-task/qualification.js'),
+  },
+  {
+    path: ['agent-task', 'claim'],
+    summary: 'claim a task: a fresh attempt with a fenced lease no longer than --lease-ms',
+    details:
+      'Refused (exit 7) while another attempt is live or unresolved, before dependencies succeeded, for controller-only and collector ' +
+      'steps, and while an older subject of the same Change and step is unresolved (reconcile it first). ' + MUTATION_NOTE + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [
+      ...HUB_CALL,
+      ...TASK_SELECT,
+      { flag: 'lease-ms', value: 'N', help: 'requested lease, 1000..3600000 ms; the Hub never issues more', required: true },
+      { flag: 'executor-id', value: 'ID', help: 'bind the executor\'s current enrollment (for registered observations)' },
+      { flag: 'execution-operation-id', value: 'ID', help: 'the new execution identity', defaultText: 'generated' },
+      REQUEST_ID,
+    ],
+    load: () => import('./commands/agent-task/claim.js'),
+  },
+  {
+    path: ['agent-task', 'heartbeat'],
+    summary: 'extend the live lease of an attempt (never past its issued length)',
+    details: 'An expired lease cannot be extended: expiry is not termination, reconcile instead. ' + ATTEMPT_NOTE + MUTATION_NOTE + CALL_EXIT,
+    options: [...HUB_MUTATION, ...ATTEMPT_SELECT, { flag: 'lease-ms', value: 'N', help: 'requested extension', defaultText: 'the issued lease' }, REQUEST_ID],
+    load: () => import('./commands/agent-task/heartbeat.js'),
+  },
+  {
+    path: ['agent-task', 'cancel'],
+    summary: 'cancel a leased attempt (it stays uncertain until reconciled)',
+    details: ATTEMPT_NOTE + MUTATION_NOTE + CALL_EXIT,
+    options: [...HUB_MUTATION, ...ATTEMPT_SELECT, REASON, REQUEST_ID],
+    load: () => import('./commands/agent-task/cancel.js'),
+  },
+  {
+    path: ['agent-task', 'reconcile'],
+    summary: 'supersede an unfinished attempt: records the old and the next fence; the task can be claimed afresh',
+    details:
+      'Any agent of the attempt\'s owner may reconcile, also after the subject went stale or the executor was revoked. ' +
+      'The old fence can then no longer heartbeat, cancel or finish anything. ' + ATTEMPT_NOTE + MUTATION_NOTE + CALL_EXIT,
+    options: [...HUB_MUTATION, ...ATTEMPT_SELECT, REASON, REQUEST_ID],
+    load: () => import('./commands/agent-task/reconcile.js'),
+  },
+  {
+    path: ['agent-task', 'result'],
+    summary: 'submit a TaskResultAssertion for a leased attempt (retained as nonpassing material)',
+    details:
+      'The assertion carries one row per task criterion and the exact task/attempt/fence binding. With --sign, the executor binding ' +
+      'comes from the key\'s current enrollment in --data-dir and the observation digest is signed (a registered observation). ' +
+      'A request_id missing from the file is generated. ' + MUTATION_NOTE + CALL_EXIT,
+    options: [
+      ...HUB_MUTATION,
+      ASSERTION,
+      { flag: 'sign', help: 'sign as a registered executor observation' },
+      { flag: 'key-dir', value: 'DIR', help: 'the signing key directory (with --sign)' },
+      REQUEST_ID,
+    ],
+    load: () => import('./commands/agent-task/result.js'),
+  },
+  {
+    path: ['agent-task', 'recovery'],
+    summary: 'the recovery envelope of a request or attempt: confirmed, conclusive_rejection or uncertain_effect (side-effect free)',
+    details:
+      'Reports confirmed and unresolved effects, the observed attempt state, currently_applicable and the permitted actions ' +
+      '(retry_identical only for a rejection while the task is pending; prepare_fresh_attempt only after confirmed supersession). ' +
+      'CHANGE (with --data-dir) names a task that was never claimed. ' + CALL_EXIT,
+    args: [{ name: 'CHANGE', help: 'the Change, for a task the Hub has not retained' }],
+    options: [
+      ...HUB_MUTATION,
+      { flag: 'task-id', value: 'ID', help: 'the task', required: true },
+      { flag: 'attempt-id', value: 'ID', help: 'an exact attempt', defaultText: 'the request\'s, else the current one' },
+      { flag: 'request-id', value: 'ID', help: 'the mutation request to recover' },
+    ],
+    load: () => import('./commands/agent-task/recovery.js'),
   },
   {
     path: ['authority', 'init'],

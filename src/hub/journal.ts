@@ -2,9 +2,8 @@
 // and receipts, in DATA_DIR/journal.sqlite. Reads never create it: without a journal every task of a
 // subject is pending. The first mutation creates it (openJournalForWrite).
 //
-// Part 1 defines the tables and the read side. Claims, leases, fences, idempotent mutations, results
-// and recovery (rows of `attempts`, `idempotency`, `assertions`) and receipts are written by later parts
-// through this module.
+// This module defines the tables and the read side; claims, leases, fences, idempotent mutations,
+// results and recovery (src/hub/claims.ts) write `tasks`, `attempts`, `idempotency` and `assertions`.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -14,7 +13,7 @@ import { localState } from '../core/errors.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
-export const JOURNAL_SCHEMA_VERSION = 1;
+export const JOURNAL_SCHEMA_VERSION = 2;
 
 export const JOURNAL_SCHEMA = `
 -- A task is retained (canonical binding bytes) when it is first claimed; reads re-derive it otherwise.
@@ -42,6 +41,9 @@ CREATE TABLE attempts (
   agent_id TEXT NOT NULL,
   registration_id TEXT,
   registration_epoch INTEGER,
+  -- 'agent' (claim) or 'collector' (collector_claim); the executor binding is in canonical.
+  kind TEXT NOT NULL DEFAULT 'agent' CHECK (kind IN ('agent', 'collector')),
+  executor_id TEXT,
   fence INTEGER NOT NULL,
   lease_ms INTEGER NOT NULL,
   lease_expires_at INTEGER NOT NULL,
@@ -55,6 +57,7 @@ CREATE TABLE attempts (
   updated_at INTEGER NOT NULL,
   UNIQUE (task_id, fence)
 ) STRICT;
+CREATE INDEX attempts_by_task ON attempts (task_id, fence);
 -- Every mutation's request id, scoped to the authenticated owner and agent, bound to its exact bytes.
 CREATE TABLE idempotency (
   owner_id TEXT NOT NULL,
@@ -62,6 +65,9 @@ CREATE TABLE idempotency (
   request_id TEXT NOT NULL,
   kind TEXT NOT NULL,
   request_digest TEXT NOT NULL,
+  -- The attempt the committed request acted on (recovery finds it from the request id).
+  task_id TEXT NOT NULL,
+  attempt_id TEXT,
   response BLOB NOT NULL,
   created_at INTEGER NOT NULL,
   PRIMARY KEY (owner_id, agent_id, request_id)
@@ -73,6 +79,8 @@ CREATE TABLE assertions (
   agent_id TEXT NOT NULL,
   task_id TEXT NOT NULL REFERENCES tasks(task_id),
   attempt_id TEXT NOT NULL REFERENCES attempts(attempt_id),
+  fence INTEGER NOT NULL,
+  registration_id TEXT,
   trust_class TEXT NOT NULL,
   outcome TEXT NOT NULL,
   observation_digest TEXT,
@@ -104,8 +112,16 @@ export interface AttemptRow {
   readonly owner_id: string;
   readonly agent_id: string;
   readonly registration_id: string | null;
+  readonly registration_epoch: number | null;
+  readonly kind: 'agent' | 'collector';
+  readonly executor_id: string | null;
+  readonly claim_request_id: string;
+  readonly execution_operation_id: string;
   readonly fence: number;
+  readonly lease_ms: number;
   readonly lease_expires_at: number;
+  readonly superseded_by_fence: number | null;
+  readonly canonical: Buffer;
   readonly state: 'leased' | 'finished' | 'cancelled' | 'replaced';
   readonly outcome: 'passed' | 'failed' | 'uncertain' | null;
   readonly outcome_code: string | null;
@@ -119,6 +135,18 @@ export class Journal {
   private readonly latestStmt: Database.Statement<[string], AttemptRow>;
   private readonly attemptStmt: Database.Statement<[string], AttemptRow>;
   private readonly receiptStmt: Database.Statement<[string, string, string, number, number, string, string, string], { receipt_digest: string }>;
+
+  private readonly cache = new Map<string, Database.Statement>();
+
+  /** A prepared statement, prepared once per handle (preparing costs more than most queries here). */
+  stmt(sql: string): Database.Statement {
+    let st = this.cache.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.cache.set(sql, st);
+    }
+    return st;
+  }
 
   constructor(readonly db: Database.Database) {
     this.latestStmt = db.prepare('SELECT * FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1');

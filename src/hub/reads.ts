@@ -12,6 +12,7 @@ import { referencePathProblem } from '../core/contract/paths.js';
 import type { SnapshotStore } from '../core/native/snapshot.js';
 import { HubError, notFoundError } from './errors.js';
 import type { AttemptRow, Journal } from './journal.js';
+import { evidenceCurrent, priorUnresolved } from './claims.js';
 
 export type TaskState = 'pending' | 'claimed' | 'succeeded' | 'failed' | 'uncertain' | 'blocked';
 export type NextStep = { operation: 'collector_claim' | 'reconcile'; task_id: string } | { operation: 'collector_finalize' | 'checkpoint' | 'none' };
@@ -57,15 +58,18 @@ interface TaskView {
   readonly attempt: AttemptRow | undefined;
   /** Why a task is not done: a stable code (only for states other than succeeded). */
   readonly code: string | undefined;
+  /** An older subject's task of the same Change, profile and step whose attempt is unresolved. */
+  readonly prior?: string;
 }
 
 /** One attempt's projection. Expiry is a read-time observation: an expired lease is uncertain, not free. */
-function attemptState(a: AttemptRow, now: number): { state: TaskState; code: string | undefined } {
+function attemptState(ctx: ReadContext, a: AttemptRow, now: number): { state: TaskState; code: string | undefined } {
   switch (a.state) {
     case 'leased':
       return now < a.lease_expires_at ? { state: 'claimed', code: 'attempt_in_progress' } : { state: 'uncertain', code: 'attempt_expired' };
     case 'finished':
-      if (a.outcome === 'passed') return { state: 'succeeded', code: undefined };
+      // Revocation (or a newer epoch) of the executor wins over evidence retained earlier.
+      if (a.outcome === 'passed') return evidenceCurrent(ctx.authority, a) ? { state: 'succeeded', code: undefined } : { state: 'failed', code: 'authorization_changed' };
       if (a.outcome === 'failed') return { state: 'failed', code: a.outcome_code ?? 'result_failed' };
       return { state: 'uncertain', code: a.outcome_code ?? 'result_uncertain' };
     case 'cancelled':
@@ -82,15 +86,20 @@ export function taskViews(ctx: ReadContext, tasks: readonly Task[]): TaskView[] 
   const out: TaskView[] = [];
   for (const task of tasks) {
     const attempt = journal?.latestAttempt(task.task_id);
-    let { state, code } = attempt ? attemptState(attempt, ctx.now) : { state: 'pending' as TaskState, code: 'task_pending' as string | undefined };
+    let { state, code } = attempt ? attemptState(ctx, attempt, ctx.now) : { state: 'pending' as TaskState, code: 'task_pending' as string | undefined };
+    let prior: string | undefined;
     if (state === 'pending') {
       const deps = task.step.depends_on.map((d) => byStep.get(d)!);
       if (deps.some((d) => d.state === 'failed' || d.state === 'uncertain' || d.state === 'blocked')) {
         state = 'blocked';
         code = 'dependency_not_satisfied';
+      } else if (journal && (prior = priorUnresolved(journal, task.subject, task.step.id, task.task_id)) !== undefined) {
+        // The claim path would refuse this task: the older attempt must be reconciled first.
+        state = 'blocked';
+        code = 'prior_subject_unresolved';
       }
     }
-    const view = { task, state, attempt, code };
+    const view: TaskView = prior === undefined ? { task, state, attempt, code } : { task, state, attempt, code, prior };
     byStep.set(task.step.id, view);
     out.push(view);
   }
@@ -113,6 +122,8 @@ export function nextStep(views: readonly TaskView[], receipt: string | undefined
   const required = views.filter((v) => v.task.step.required);
   const unsure = required.find((v) => v.state === 'uncertain');
   if (unsure) return { operation: 'reconcile', task_id: unsure.task.task_id };
+  const older = required.find((v) => v.prior !== undefined);
+  if (older) return { operation: 'reconcile', task_id: older.prior! };
   const ready = required.find((v) => v.state === 'pending' && isCollector(v.task) && depsSucceeded(views, v));
   if (ready) return { operation: 'collector_claim', task_id: ready.task.task_id };
   if (required.every((v) => v.state === 'succeeded') && receipt === undefined) return { operation: 'collector_finalize' };

@@ -16,7 +16,10 @@ import { AgentscmError } from '../core/errors.js';
 import { SnapshotStore } from '../core/native/snapshot.js';
 import { HubError, invalidRequest, unauthenticated } from './errors.js';
 import { journalPath, openJournalReadOnly, type Journal } from './journal.js';
-import { handleRead, type ReadContext, type Scope } from './reads.js';
+import { handleRead, type Scope } from './reads.js';
+import { MUTATION_OPERATIONS, MutationRequest } from '../core/contract/mutations.js';
+import { handleMutation, type MutationContext } from './mutations.js';
+import { openJournalForWrite } from './journal.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks$/;
@@ -59,7 +62,14 @@ export class HubState {
     return this.journalHandle;
   }
 
-  /** Later parts install a writable journal here (the same handle then serves reads). */
+  /** The journal for mutations: created on first use, then the same handle serves reads. */
+  writableJournal(): Journal {
+    if (this.journalHandle && !this.journalHandle.db.readonly) return this.journalHandle;
+    this.setJournal(openJournalForWrite(this.dataDir));
+    return this.journalHandle!;
+  }
+
+  /** Installs a writable journal (the same handle then serves reads). */
   setJournal(j: Journal): void {
     this.journalHandle?.close();
     this.journalHandle = j;
@@ -131,7 +141,9 @@ function bearer(req: http.IncomingMessage): string | undefined {
   return m?.[1];
 }
 
-export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = READ_OPERATIONS) {
+export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS];
+
+export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     try {
       const url = req.url ?? '/';
@@ -191,10 +203,24 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && typeof doc.operation === 'string' && !operations.includes(doc.operation)) {
         throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');
       }
+      const scope: Scope = { repository, profile, actor };
+      const ctx: MutationContext = {
+        authority: state.authority,
+        snapshots: state.snapshots,
+        journal: () => state.journal(),
+        writable: () => state.writableJournal(),
+        now: Date.now(),
+        operations,
+      };
+      const op = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc.operation : undefined;
+      if (typeof op === 'string' && (MUTATION_OPERATIONS as readonly string[]).includes(op)) {
+        const m = MutationRequest.safeParse(doc);
+        if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);
+        send(res, 200, handleMutation(ctx, scope, m.data, doc));
+        return;
+      }
       const parsed = ReadRequest.safeParse(doc);
       if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
-      const scope: Scope = { repository, profile, actor };
-      const ctx: ReadContext = { authority: state.authority, snapshots: state.snapshots, journal: () => state.journal(), now: Date.now(), operations };
       send(res, 200, handleRead(ctx, scope, parsed.data));
     } catch (e) {
       if (e instanceof HubError) {
@@ -204,6 +230,11 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (e instanceof AgentscmError && (e.kind === 'LOCAL_STATE' || e.code === 'STORE_UNAVAILABLE')) {
         log(`hub: store unavailable (${e.code})`);
         sendError(res, new HubError(503, 'store_unavailable', 'the Hub storage is unavailable'));
+        return;
+      }
+      if (e instanceof Error && typeof (e as { code?: unknown }).code === 'string' && String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY')) {
+        // Contention fails closed without replay: the request had no effect and may be retried.
+        sendError(res, new HubError(503, 'journal_busy', 'the journal is busy; retry the identical request'));
         return;
       }
       log(`hub: internal error (${e instanceof Error ? e.name : 'unknown'})`);

@@ -109,7 +109,8 @@ export async function runOperation(op: Operation, _ctx: CommandContext, inv: Inv
       if (a.revision !== local.subject.revision) throw malformed('revision differs from the local subject');
       for (const t of a.tasks as Record<string, JsonValue>[]) checkTask(t.task_id, t.task_digest);
       const n = a.next as Record<string, JsonValue>;
-      if (typeof n.task_id === 'string' && !known.has(n.task_id)) throw malformed('next names an unknown task');
+      // reconcile may name an older subject's task (prior_subject_unresolved); a claim never does.
+      if (typeof n.task_id === 'string' && n.operation !== 'reconcile' && !known.has(n.task_id)) throw malformed('next names an unknown task');
     }
     if (op === 'next' && a.task !== null) {
       const t = a.task as Record<string, JsonValue>;

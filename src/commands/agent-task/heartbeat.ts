@@ -1,0 +1,6 @@
+import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
+import { runMutation } from './mutate.js';
+
+export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  return runMutation('heartbeat', ctx, inv);
+}

@@ -1,0 +1,85 @@
+// Dispatch of the mutation operations (claim, heartbeat, cancel, reconcile, result) and the recovery
+// read to the claim core. The actor always comes from the bearer token, never from the body.
+
+import type { Authority } from '../core/authority/store.js';
+import type { TokenActor } from '../core/authority/types.js';
+import type { JsonValue } from '../core/canonical/json.js';
+import type { MutationRequest } from '../core/contract/mutations.js';
+import { claimAttempt, mutateAttempt, recoveryEnvelope, requestDigest, submitResult } from './claims.js';
+import { HubError, notFoundError } from './errors.js';
+import type { Journal } from './journal.js';
+import { resolve, type ReadContext, type Scope } from './reads.js';
+
+export interface MutationContext extends ReadContext {
+  /** The journal for writing, created on first use. */
+  writable(): Journal;
+}
+
+function findTask(ctx: ReadContext, scope: Scope, req: { subject: Parameters<typeof resolve>[2]; task_id: string; task_digest: string }) {
+  const { tasks } = resolve(ctx, scope, req.subject);
+  const t = tasks.find((x) => x.task_id === req.task_id);
+  if (!t) throw notFoundError('task_not_found', 'no such task for this subject');
+  if (t.task_digest !== req.task_digest) throw new HubError(409, 'task_digest_mismatch', 'the task digest does not match the stored task');
+  return t;
+}
+
+export function handleMutation(ctx: MutationContext, scope: Scope, req: MutationRequest, raw: JsonValue): JsonValue {
+  const actor: TokenActor = scope.actor;
+  const authority: Authority = ctx.authority;
+  switch (req.operation) {
+    case 'claim': {
+      const digest = requestDigest('claim', actor, raw);
+      const j = ctx.writable();
+      // The task is derived from the named subject; an identical retry after the subject went stale
+      // still returns its retained outcome (claimAttempt checks the request id before currency), so a
+      // subject that no longer resolves only fails when the id is unused.
+      const task = findTask(ctx, scope, req);
+      return claimAttempt(j, authority, actor, task, {
+        kind: 'agent',
+        request_id: req.request_id,
+        request_digest: digest,
+        execution_operation_id: req.execution_operation_id,
+        requested_lease_ms: req.requested_lease_ms,
+        executor_id: req.executor_id,
+        now: Date.now(),
+      });
+    }
+    case 'heartbeat':
+    case 'cancel':
+    case 'reconcile': {
+      const digest = requestDigest(req.operation, actor, raw);
+      return mutateAttempt(ctx.writable(), authority, actor, scope, {
+        kind: req.operation,
+        request_id: req.request_id,
+        request_digest: digest,
+        task_id: req.task_id,
+        task_digest: req.task_digest,
+        attempt_id: req.attempt_id,
+        attempt_digest: req.attempt_digest,
+        execution_operation_id: req.execution_operation_id,
+        executor_id: req.executor_id,
+        fence: req.fence,
+        ...(req.operation === 'heartbeat' ? { requested_lease_ms: req.requested_lease_ms } : {}),
+        now: Date.now(),
+      });
+    }
+    case 'result': {
+      const digest = requestDigest('result', actor, raw);
+      return submitResult(ctx.writable(), authority, actor, scope, req.assertion, digest, Date.now());
+    }
+    case 'recovery': {
+      let derived;
+      if (req.subject !== null) {
+        const { tasks } = resolve(ctx, scope, req.subject);
+        derived = tasks.find((t) => t.task_id === req.task_id);
+      }
+      return recoveryEnvelope(ctx.journal(), authority, actor, scope, {
+        task_id: req.task_id,
+        attempt_id: req.attempt_id,
+        request_id: req.request_id,
+        ...(derived ? { derived } : {}),
+        now: Date.now(),
+      });
+    }
+  }
+}
