@@ -46,6 +46,7 @@ const ATTEMPT_SELECT: readonly OptionSpec[] = [
 const ATTEMPT_NOTE = 'The attempt\'s exact binding (digests, execution identity, executor) is read side-effect free from the Hub first. ';
 const MUTATION_NOTE =
   'An identical retry with the same --request-id returns the retained outcome; the same id with other bytes or another kind exits 7. ';
+const TR_HARNESS: OptionSpec = { flag: 'harness', value: 'ID', help: 'codex, claude-code, pi or agent-zero', required: true };
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
 
@@ -79,6 +80,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['hub'], summary: 'the reference Hub' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
+  { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
 ];
 
 // ---- tree-ring ---------------------------------------------------------------------------------------
@@ -96,8 +98,15 @@ const trCommand = (c: Omit<CommandSpec, 'errorPolicy'>): CommandSpec => ({ ...c,
 const TREE_RING_COMMANDS: readonly CommandSpec[] = [
   trCommand({
     path: ['tree-ring', 'init'],
-    summary: 'create (or migrate) the memory store and its guidance files',
-    details: 'Creates DIR/memory.sqlite (SQLite schema version 3) and, create-only, DIR/AGENTS.md, SKILL.md and CLI.md.',
+    summary: 'create (or migrate) the memory store and activate the project\'s harnesses (create-only)',
+    details:
+      'Creates DIR/memory.sqlite (SQLite schema version 3) and, create-only, DIR/AGENTS.md, SKILL.md and CLI.md. For the ' +
+      'project-local root (.tree-ring) it also publishes, create-only, the activation manifest (store id, project-root ' +
+      'fingerprint), the owned bridges of the maintained adapters (.codex/hooks.json and the root AGENTS.md block, ' +
+      '.claude/settings.json, the Pi extension, the passive Agent Zero binding) and the launcher .tree-ring/bin/tree-ring. ' +
+      'An existing entry is never replaced or removed: one that would need a change is kept byte-for-byte and its harness ' +
+      'is reported needs-user-review. --dry-run shows the plan and writes nothing.',
+    options: [{ flag: 'dry-run', help: 'show the plan without writing anything' }],
     load: () => import('./commands/tree-ring/init.js'),
   }),
   trCommand({
@@ -297,6 +306,83 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [DOCKER_HOST, { flag: 'image', value: 'IMAGE_ID', help: 'full image ID, sha256:<64 hex>', required: true }],
     load: () => import('./commands/agent-task/runtime-probe.js'),
   },
+  // ---- tree-ring: harness activation -------------------------------------------------------------
+  {
+    path: ['tree-ring', 'integrations', 'status'],
+    summary: 'show each harness\'s activation state and next step (never creates .tree-ring)',
+    details: 'States: active, configured-awaiting-proof, active-isolated, needs-trust, needs-project-mount, needs-plugin, needs-user-review, unsupported, failed. --verbose adds last_recall_result_count and last_recall_query_class from the newest valid receipt.',
+    options: [
+      TR_ROOT,
+      { flag: 'source-root', value: 'DIR', help: 'the project root to inspect (its .tree-ring), instead of --root' },
+      { flag: 'verbose', help: 'add the newest valid receipt\'s recall result count and query class' },
+    ],
+    errorPolicy: 'tree-ring',
+    load: () => import('./commands/tree-ring/integrations-status.js'),
+  },
+  {
+    path: ['tree-ring', 'integrations', 'activate'],
+    summary: 're-publish a harness\'s missing owned bridge material (create-only) and report proof',
+    options: [TR_ROOT, TR_HARNESS, { flag: 'dry-run', help: 'show the plan without writing anything' }],
+    errorPolicy: 'tree-ring',
+    load: () => import('./commands/tree-ring/integrations-activate.js'),
+  },
+  {
+    path: ['tree-ring', 'integrations', 'link'],
+    summary: 'advanced alias of integrations activate for controlled bridge work',
+    options: [TR_ROOT, TR_HARNESS, { flag: 'dry-run', help: 'show the plan without writing anything' }],
+    errorPolicy: 'tree-ring',
+    load: () => import('./commands/tree-ring/integrations-activate.js'),
+  },
+  {
+    path: ['tree-ring', 'integrations', 'deactivate'],
+    summary: 'list the reconciliation steps to deactivate a harness (changes nothing: create-only writer)',
+    options: [TR_ROOT, TR_HARNESS],
+    errorPolicy: 'tree-ring',
+    load: () => import('./commands/tree-ring/integrations-deactivate.js'),
+  },
+  {
+    path: ['tree-ring', 'integrations', 'certify'],
+    summary: 'record the verified activation status as JSON and Markdown evidence',
+    options: [TR_ROOT],
+    errorPolicy: 'tree-ring',
+    load: () => import('./commands/tree-ring/integrations-certify.js'),
+  },
+  {
+    path: ['tree-ring', 'integrations', 'preflight'],
+    summary: 'scoped recall for a new session: safe context within 6,000 bytes and a redacted receipt',
+    details:
+      'Direct mode takes the identity from flags and prints the context. With --input-json-stdin it reads {agent_profile, workflow_id, ' +
+      'session_id[, task_hint]} and prints one JSON answer in --context-format (json and pi-before-agent-start: {context, state, receipt}; ' +
+      'claude-session-start: a SessionStart hook object). Agent Zero is accepted only with its plugin descriptor in TREE_RING_AGENT_ZERO_PLUGIN_MANIFEST.',
+    options: [
+      TR_ROOT,
+      TR_HARNESS,
+      { flag: 'input-json-stdin', help: 'read the request as JSON on stdin' },
+      { flag: 'context-format', value: 'FORMAT', help: 'claude-session-start, pi-before-agent-start or json (stdin mode)' },
+      { flag: 'agent-profile', value: 'ID', help: 'direct mode: agent profile (default: the harness id)' },
+      { flag: 'workflow-id', value: 'ID', help: 'direct mode: workflow id' },
+      { flag: 'session-id', value: 'ID', help: 'direct mode: session id' },
+      { flag: 'task-hint', value: 'TEXT', help: 'direct mode: a safe task hint (never persisted)' },
+    ],
+    errorPolicy: 'tree-ring',
+    load: () => import('./commands/tree-ring/integrations-preflight.js'),
+  },
+  {
+    path: ['tree-ring', 'integrations', 'hook'],
+    summary: 'the Codex / Claude Code lifecycle hook (SessionStart, SubagentStart, Stop, SubagentStop)',
+    details:
+      'Reads the host event on stdin. Start events run a receipt-backed preflight and answer with hookSpecificOutput.additionalContext; ' +
+      'the first Stop answers with the capture checkpoint block, a continuation with {}. Exits 0 silently when .tree-ring is absent.',
+    options: [
+      TR_ROOT,
+      { flag: 'harness', value: 'ID', help: 'codex or claude-code', required: true },
+      { flag: 'input-json-stdin', help: 'read the host event as JSON on stdin (required)' },
+    ],
+    json: false,
+    errorPolicy: 'hook',
+    load: () => import('./commands/tree-ring/integrations-hook.js'),
+  },
+  ...TREE_RING_COMMANDS,
   {
     path: ['agent-task', 'capabilities'],
     summary: 'ask the Hub for its capability, schema versions and operations (task-independent)',
@@ -566,7 +652,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [{ flag: 'dir', value: 'DIR', help: 'the repository root', defaultText: 'the current directory' }],
     load: () => import('./commands/init-repo.js'),
   },
-  ...TREE_RING_COMMANDS,
 ];
 
 // ---- programs ------------------------------------------------------------------------------------

@@ -54,6 +54,12 @@ export const DOMAINS = {
   treeRingOperationNamespace: 'tree-ring-operation-namespace-v1',
   /** Synthetic identity of a legacy private-scope event: domain, NUL, scope, NUL, id. */
   treeRingLegacyIdentity: 'tree-ring-memory/legacy-private-scope-identity/v1',
+  /** Tree Ring activation: the project-root fingerprint over the canonical real path of the project. */
+  treeRingProjectRoot: 'tree-ring.activation.project-root.v1',
+  /** Tree Ring activation: a worker's key fingerprint over harness and host-derived worker identity. */
+  treeRingWorker: 'tree-ring.activation.worker-key.v1',
+  /** Tree Ring activation: the digest of the memory IDs a preflight actually included. */
+  treeRingSelectedIds: 'tree-ring.activation.selected-memory-ids.v1',
 } as const;
 
 export type Domain = (typeof DOMAINS)[keyof typeof DOMAINS];

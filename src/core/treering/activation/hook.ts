@@ -1,0 +1,93 @@
+// The Codex and Claude Code lifecycle hook: SessionStart/SubagentStart run a receipt-backed preflight
+// and answer with hookSpecificOutput.additionalContext; the first Stop/SubagentStop answers with the
+// capture checkpoint block; a continuation (stop_hook_active) answers {}. This is the hot path: it
+// imports nothing heavy (no ink, react, dockerode, execa or zod).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { badInput, localState } from '../../errors.js';
+import { sha256Hex } from '../../crypto/digest.js';
+import { LIFECYCLE_EVENTS, type LifecycleEvent } from './constants.js';
+import { optionalString, requiredString, screenInput } from './input.js';
+import { runPreflight, safeIdentifier, type PreflightIdentity } from './preflight.js';
+import type { PreflightRecall } from './recall.js';
+import { projectAlias } from './alias.js';
+import { requireManifest, rootKind, type ActivationRoot } from './root.js';
+
+export type HookHarness = 'codex' | 'claude-code';
+
+export interface HookEvent {
+  readonly event: LifecycleEvent;
+  readonly identity: PreflightIdentity;
+  readonly worker: boolean;
+  readonly stopHookActive: boolean;
+}
+
+/** Validates the whitelisted fields; `cwd` must resolve inside the project. */
+export function parseHookEvent(bytes: Uint8Array, harness: HookHarness, root: ActivationRoot, processCwd: string): HookEvent {
+  const what = 'hook input';
+  const o = screenInput(bytes, what);
+  const name = requiredString(o, 'hook_event_name', what, 64);
+  if (!(LIFECYCLE_EVENTS as readonly string[]).includes(name)) throw badInput(`unsupported hook event ${JSON.stringify(name.slice(0, 40))}`, 'UNSUPPORTED_EVENT');
+  const event = name as LifecycleEvent;
+  const sessionRaw = requiredString(o, 'session_id', what, 1024);
+  const cwdRaw = requiredString(o, 'cwd', what, 4096);
+  let realCwd: string;
+  try {
+    realCwd = fs.realpathSync(path.resolve(processCwd, cwdRaw));
+  } catch {
+    throw badInput('hook input cwd does not exist', 'CWD_OUTSIDE_PROJECT');
+  }
+  if (realCwd !== root.realProjectRoot && !realCwd.startsWith(root.realProjectRoot + path.sep)) throw badInput('hook input cwd is outside the activated project', 'CWD_OUTSIDE_PROJECT');
+  const agentId = optionalString(o, 'agent_id', what, 1024);
+  const agentType = optionalString(o, 'agent_type', what, 1024);
+  const subagentEvent = event === 'SubagentStart' || event === 'SubagentStop';
+  if (subagentEvent && (!agentId || !agentType)) throw badInput(`${event} needs agent_id and agent_type`, 'BAD_INPUT');
+  const sah = o.stop_hook_active;
+  if (sah !== undefined && sah !== null && typeof sah !== 'boolean') throw badInput('stop_hook_active must be a boolean', 'BAD_INPUT');
+  const session = safeIdentifier(sessionRaw, 's');
+  const worker = subagentEvent || (agentId !== undefined && agentType !== undefined);
+  let profile: string = harness;
+  if (worker && agentId && agentType) {
+    // A distinct, private profile per worker: its type for readability, its id for uniqueness.
+    const type = agentType.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32) || 'worker';
+    profile = `${harness}-${type}-${sha256Hex(agentId).slice(0, 12)}`;
+  }
+  return { event, identity: { agent_profile: profile, workflow_id: session, session_id: session }, worker, stopHookActive: sah === true };
+}
+
+function shQuote(s: string): string {
+  return /^[A-Za-z0-9._:@\/-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export function checkpointReason(project: string, id: PreflightIdentity, checkpointId: string): string {
+  const cmd =
+    `.tree-ring/bin/tree-ring --root .tree-ring capture '<one concise durable sentence>' --event-type lesson|decision|preference|correction|warning|seed ` +
+    `--ring cambium|scar|seed --project ${shQuote(project)} --agent-profile ${shQuote(id.agent_profile)} --workflow-id ${shQuote(id.workflow_id)} ` +
+    `--session-id ${shQuote(id.session_id)} --operation-id ${shQuote(`auto-${checkpointId}-N`)} --source-ref ${shQuote(`agent-checkpoint:${checkpointId}`)}`;
+  return [
+    'Tree Ring automatic capture checkpoint: before you stop, review only outcomes already in your working context.',
+    'Submit zero to three concise durable candidates, one capture command each (N = 1, 2, 3). Pair event type and ring:',
+    'lesson, decision, preference or correction with cambium; warning with scar; seed with seed.',
+    cmd,
+    'Zero is correct when nothing reusable occurred. Never store a transcript, a secret or invented memory. Then finish your response.',
+  ].join('\n');
+}
+
+export type HookAnswer = { kind: 'silent' } | { kind: 'json'; body: string };
+
+export async function runHook(root: ActivationRoot, harness: HookHarness, stdin: Uint8Array, processCwd: string, env: NodeJS.ProcessEnv, recall: () => Promise<PreflightRecall>): Promise<HookAnswer> {
+  // A genuinely absent root means the project never opted in: succeed silently, create nothing.
+  if (rootKind(root) === 'absent') return { kind: 'silent' };
+  const manifest = requireManifest(root);
+  if (!manifest.harnesses[harness]) throw localState(`${harness} has no managed activation record`, 'NOT_ACTIVATED');
+  const ev = parseHookEvent(stdin, harness, root, processCwd);
+  if (ev.event === 'Stop' || ev.event === 'SubagentStop') {
+    if (ev.stopHookActive) return { kind: 'json', body: '{}\n' };
+        // One checkpoint id per stop attempt: retries of the same capture reuse its operation ids.
+    const checkpointId = `${ev.identity.session_id.slice(0, 64)}-${Date.now().toString(36)}`;
+    return { kind: 'json', body: JSON.stringify({ decision: 'block', reason: checkpointReason(projectAlias(path.basename(root.realProjectRoot)), ev.identity, checkpointId) }) + '\n' };
+  }
+  const r = runPreflight({ root, manifest, harness, identity: ev.identity, recall: await recall(), env });
+  return { kind: 'json', body: JSON.stringify({ hookSpecificOutput: { hookEventName: ev.event, additionalContext: r.context } }) + '\n' };
+}

@@ -1,0 +1,302 @@
+// `tree-ring init` (activation part) and `integrations activate|link|deactivate`: create-only
+// publication of owned bridge files, the root AGENTS.md block, the passive Agent Zero binding, the
+// launcher and the manifest. An existing final entry is never replaced or removed; anything that would
+// need that is left byte-for-byte and reported needs-user-review.
+
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+
+import { localState } from '../../errors.js';
+import { sha256Hex } from '../../crypto/digest.js';
+import { TREE_RING_VERSION } from '../../../version.js';
+import { AGENTS_BLOCK_ID, ACTIVATION_PROTOCOL_VERSION, ACTIVATION_SCHEMA_VERSION, ADAPTERS, MAINTAINED_HARNESSES, type ActivationState, type MaintainedHarness } from './constants.js';
+import { desiredBridge, findBlock, recordFor } from './bridges.js';
+import { projectRootFingerprint, type ManagedBlock, type OwnedFile } from './fingerprint.js';
+import { launcherScript, LAUNCHER_PATH } from './launcher.js';
+import { sameManifest, serializeManifest, MANIFEST_FILE, type ActivationManifest, type HarnessRecord } from './manifest.js';
+import type { PublishOutcome } from './projectfs.js';
+import { loadManifest, rootKind, type ActivationRoot } from './root.js';
+import { deriveHarnessStatus, nextStep, harnessProof } from './status.js';
+import { receiptSummary, type ReceiptSummary } from './receipts.js';
+
+const MANIFEST_REL = `.tree-ring/${MANIFEST_FILE}`;
+
+export interface HarnessPlan {
+  readonly harness: MaintainedHarness;
+  readonly record: HarnessRecord;
+  /** Files to create (absent now); existing identical files are already in place. */
+  readonly writes: { path: string; bytes: string; mode: number }[];
+  readonly conflicts: string[];
+}
+
+export interface HarnessOutcome {
+  readonly harness_id: string;
+  readonly state: ActivationState;
+  readonly changed_paths: string[];
+  readonly detail?: string;
+  readonly next_step: string;
+}
+
+export interface InitResult {
+  readonly root: string;
+  readonly dry_run: boolean;
+  readonly store_id: string;
+  readonly project_root_fingerprint: string;
+  readonly manifest: 'created' | 'unchanged' | 'needs-user-review' | 'would-create';
+  readonly created: string[];
+  readonly preserved: string[];
+  readonly harnesses: HarnessOutcome[];
+}
+
+/** Plans one harness against the current disk without writing. */
+export function planHarness(root: ActivationRoot, harness: MaintainedHarness, storeId: string, fingerprint: string): HarnessPlan {
+  const desired = desiredBridge(harness, { store_id: storeId, project_root_fingerprint: fingerprint });
+  const writes: HarnessPlan['writes'] = [];
+  const conflicts: string[] = [];
+  const files: OwnedFile[] = [];
+  const blocks: ManagedBlock[] = [];
+  const safeKind = (rel: string): ReturnType<typeof root.pfs.kind> | 'unsafe' => {
+    try {
+      return root.pfs.kind(rel);
+    } catch (e) {
+      conflicts.push(e instanceof Error ? e.message : String(e));
+      return 'unsafe';
+    }
+  };
+  for (const f of desired.files) {
+    const kind = safeKind(f.path);
+    if (kind === 'unsafe') continue;
+    if (kind === 'absent') writes.push({ path: f.path, bytes: f.bytes, mode: f.mode });
+    else if (kind !== 'file') conflicts.push(`${f.path} exists and is not a regular file`);
+    else if (root.pfs.read(f.path)!.toString('utf8') !== f.bytes) conflicts.push(`${f.path} exists with other content`);
+    files.push({ path: f.path, sha256: sha256Hex(f.bytes) });
+  }
+  for (const b of desired.blocks) {
+    const kind = safeKind(b.path);
+    if (kind === 'unsafe') continue;
+    if (kind === 'absent') {
+      // A missing root AGENTS.md is created holding only our block; we own only that block.
+      writes.push({ path: b.path, bytes: b.text + '\n', mode: 0o644 });
+      blocks.push({ path: b.path, block_id: b.block_id, sha256: sha256Hex(b.text), leading_separator: '' });
+    } else if (kind !== 'file') {
+      conflicts.push(`${b.path} exists and is not a regular file`);
+    } else {
+      const found = findBlock(root.pfs.read(b.path)!.toString('utf8'));
+      if (found && found.count === 1 && found.text === b.text) blocks.push({ path: b.path, block_id: b.block_id, sha256: sha256Hex(b.text), leading_separator: found.separator });
+      else conflicts.push(found ? `${b.path} holds a changed Tree Ring block` : `${b.path} is the project's; it has no Tree Ring block (add the marked block by hand to enable Codex)`);
+    }
+  }
+  const initial: ActivationState = harness === 'agent-zero' ? 'needs-plugin' : harness === 'pi' ? 'needs-trust' : 'configured-awaiting-proof';
+  if (conflicts.length > 0) return { harness, record: recordFor(harness, 'needs-user-review', desired.bridgePath, [], []), writes: [], conflicts };
+  return { harness, record: recordFor(harness, initial, desired.bridgePath, files, blocks), writes, conflicts };
+}
+
+function publishAll(root: ActivationRoot, writes: HarnessPlan['writes']): { created: string[]; raced: string[]; indeterminate: boolean } {
+  const created: string[] = [];
+  const raced: string[] = [];
+  let indeterminate = false;
+  for (const w of writes) {
+    const o: PublishOutcome = root.pfs.publish(w.path, w.bytes, w.mode);
+    if (o === 'exists') raced.push(w.path);
+    else created.push(w.path);
+    if (o === 'indeterminate') indeterminate = true;
+  }
+  return { created, raced, indeterminate };
+}
+
+export interface InitOptions {
+  readonly dryRun: boolean;
+  readonly nodePath?: string;
+  readonly cliPath?: string;
+}
+
+export function initActivation(root: ActivationRoot, opts: InitOptions): InitResult {
+  const kind = rootKind(root);
+  const created: string[] = [];
+  const preserved: string[] = [];
+  const loaded = kind === 'dir' ? loadManifest(root) : ({ kind: 'absent' } as const);
+  const existing = loaded.kind === 'ok' ? loaded.manifest : undefined;
+  const storeId = existing?.store_id ?? randomUUID();
+  const fingerprint = projectRootFingerprint(root.realProjectRoot);
+
+  if (!opts.dryRun && kind === 'absent') {
+    fs.mkdirSync(root.memoryRoot, { mode: 0o700 });
+    fs.chmodSync(root.memoryRoot, 0o700);
+    created.push('.tree-ring/');
+  }
+
+  const plans = MAINTAINED_HARNESSES.map((h) => planHarness(root, h, storeId, fingerprint));
+  const outcomes = new Map<MaintainedHarness, HarnessOutcome>();
+  const records: Record<string, HarnessRecord> = {};
+
+  let wouldChangeManifest = false;
+  const manifestBlocked = loaded.kind === 'invalid' || (existing !== undefined && (existing.project_root_fingerprint !== fingerprint));
+  for (const p of plans) {
+    const prior = existing?.harnesses[p.harness];
+    let record = p.record;
+    let detail = p.conflicts.join('; ') || undefined;
+    let state = record.state;
+    let writes = p.writes;
+    if (manifestBlocked) {
+      state = 'needs-user-review';
+      detail = loaded.kind === 'invalid' ? `.tree-ring/activation.json is invalid: ${loaded.reason}` : 'the manifest belongs to another project root';
+      writes = [];
+    } else if (existing && (!prior || JSON.stringify(prior) !== JSON.stringify(record))) {
+      // The manifest is create-only: a record that would change keeps the old one and needs review.
+      state = 'needs-user-review';
+      wouldChangeManifest = true;
+      detail = prior ? `${p.record.bridge_path} and its manifest record differ from what this CLI would publish` : 'no managed activation record in the existing manifest';
+      writes = [];
+      if (prior) record = prior;
+    }
+    records[p.harness] = record;
+    let changed: string[] = [];
+    if (!opts.dryRun && writes.length > 0) {
+      const r = publishAll(root, writes);
+      changed = r.created;
+      if (r.raced.length > 0) {
+        state = 'needs-user-review';
+        detail = `${r.raced.join(', ')} appeared during publication and was left untouched`;
+        records[p.harness] = recordFor(p.harness, 'needs-user-review', record.bridge_path, [], []);
+      } else if (r.indeterminate) {
+        state = 'needs-user-review';
+        detail = 'publication durability is indeterminate (a directory sync failed); everything published was kept';
+      }
+    } else if (opts.dryRun) changed = writes.map((w) => w.path);
+    created.push(...(opts.dryRun ? [] : changed));
+    outcomes.set(p.harness, { harness_id: p.harness, state, changed_paths: changed, ...(detail ? { detail } : {}), next_step: nextStep(state, p.harness) });
+  }
+
+  const manifest: ActivationManifest = existing ?? {
+    schema_version: ACTIVATION_SCHEMA_VERSION,
+    protocol_version: ACTIVATION_PROTOCOL_VERSION,
+    store_id: storeId,
+    project_root_fingerprint: fingerprint,
+    cli_version: TREE_RING_VERSION,
+    harnesses: records,
+  };
+  let manifestOutcome: InitResult['manifest'];
+  if (opts.dryRun) manifestOutcome = existing ? 'unchanged' : loaded.kind === 'invalid' ? 'needs-user-review' : 'would-create';
+  else if (loaded.kind === 'invalid' || manifestBlocked) {
+    manifestOutcome = 'needs-user-review';
+    preserved.push(MANIFEST_REL);
+  } else if (existing) {
+    manifestOutcome = !wouldChangeManifest && sameManifest(existing, { ...existing, harnesses: records }) ? 'unchanged' : 'needs-user-review';
+    preserved.push(MANIFEST_REL);
+  } else {
+    const o = root.pfs.publish(MANIFEST_REL, serializeManifest(manifest), 0o644, 0o700);
+    if (o === 'exists') {
+      manifestOutcome = 'needs-user-review';
+      preserved.push(MANIFEST_REL);
+      for (const [h, out] of outcomes) outcomes.set(h, { ...out, state: 'needs-user-review', detail: 'another activation manifest appeared during initialization', next_step: nextStep('needs-user-review', h) });
+    } else {
+      manifestOutcome = 'created';
+      created.push(MANIFEST_REL);
+      if (o === 'indeterminate') {
+        for (const [h, out] of outcomes)
+          outcomes.set(h, { ...out, state: 'needs-user-review', detail: 'manifest durability is indeterminate (a directory sync failed); everything published was kept', next_step: nextStep('needs-user-review', h) });
+      }
+    }
+  }
+
+  if (!opts.dryRun) {
+    // Guidance files (.tree-ring/AGENTS.md, SKILL.md, CLI.md) belong to the store's init.
+    for (const [rel, bytes, mode] of [[LAUNCHER_PATH, launcherScript(opts.nodePath, opts.cliPath), 0o755]] as const) {
+      if (root.pfs.kind(rel) !== 'absent') {
+        preserved.push(rel);
+        continue;
+      }
+      if (root.pfs.publish(rel, bytes, mode, 0o755) !== 'exists') created.push(rel);
+    }
+  }
+  return {
+    root: '.tree-ring',
+    dry_run: opts.dryRun,
+    store_id: manifest.store_id,
+    project_root_fingerprint: fingerprint,
+    manifest: manifestOutcome,
+    created,
+    preserved,
+    harnesses: MAINTAINED_HARNESSES.map((h) => outcomes.get(h)!),
+  };
+}
+
+// ---- activate / link / deactivate -----------------------------------------------------------------
+
+export interface ActivateResult {
+  readonly harness_id: string;
+  readonly dry_run: boolean;
+  readonly state: ActivationState;
+  readonly changed_paths: string[];
+  readonly detail?: string;
+  readonly next_step: string;
+  readonly receipt?: ReceiptSummary;
+}
+
+export function requireInitialized(root: ActivationRoot): ActivationManifest {
+  if (rootKind(root) === 'absent') throw localState('no .tree-ring root here; run tree-ring init first', 'NOT_INITIALIZED');
+  const loaded = loadManifest(root);
+  if (loaded.kind === 'absent') throw localState('.tree-ring/activation.json is missing; run tree-ring init', 'MANIFEST_MISSING');
+  if (loaded.kind === 'invalid') throw localState(`.tree-ring/activation.json is invalid: ${loaded.reason}`, 'MANIFEST_INVALID');
+  return loaded.manifest;
+}
+
+export function activateHarness(root: ActivationRoot, harness: MaintainedHarness, dryRun: boolean, env: NodeJS.ProcessEnv, now: Date): ActivateResult {
+  const m = requireInitialized(root);
+  const prior = m.harnesses[harness];
+  // Missing owned material is planned as if absent, so compare against what init would record.
+  const plan = planHarness(root, harness, m.store_id, m.project_root_fingerprint);
+  const review = (detail: string): ActivateResult => ({ harness_id: harness, dry_run: dryRun, state: 'needs-user-review', changed_paths: [], detail, next_step: nextStep('needs-user-review', harness) });
+  if (!prior) return review('no managed activation record; adding one would mutate .tree-ring/activation.json');
+  if (plan.conflicts.length > 0) return review(plan.conflicts.join('; '));
+  if (JSON.stringify(prior) !== JSON.stringify(plan.record)) return review(`the recorded ${ADAPTERS[harness].displayName} bridge differs from what this CLI would publish; review .tree-ring/activation.json and ${prior.bridge_path}`);
+  let changed: string[] = plan.writes.map((w) => w.path);
+  let detail: string | undefined;
+  if (!dryRun && plan.writes.length > 0) {
+    const r = publishAll(root, plan.writes);
+    changed = r.created;
+    if (r.raced.length > 0 || r.indeterminate) detail = r.raced.length > 0 ? `${r.raced.join(', ')} appeared during publication` : 'publication durability is indeterminate';
+    if (detail) return { ...review(detail), changed_paths: changed };
+  }
+  const status = deriveHarnessStatus(root, m, harness, env, now, false);
+  const proof = harnessProof(root, m, harness, now);
+  const receipt = status.state === 'active' && proof.newest ? receiptSummary(proof.newest) : undefined;
+  const next =
+    status.state === 'active'
+      ? status.next_step
+      : status.state === 'configured-awaiting-proof'
+        ? `open a new ${ADAPTERS[harness].displayName} session, then check tree-ring integrations status --verbose`
+        : status.next_step;
+  return {
+    harness_id: harness,
+    dry_run: dryRun,
+    state: dryRun && changed.length > 0 ? prior.state : status.state,
+    changed_paths: changed,
+    ...(status.detail ? { detail: status.detail } : {}),
+    next_step: next,
+    ...(receipt ? { receipt } : {}),
+  };
+}
+
+export interface DeactivateResult {
+  readonly harness_id: string;
+  readonly state: ActivationState;
+  readonly changed_paths: string[];
+  readonly reconcile: string[];
+  readonly next_step: string;
+}
+
+/** Deactivation is create-only at the writer boundary: it never removes or edits; it lists the steps. */
+export function deactivateHarness(root: ActivationRoot, harness: MaintainedHarness): DeactivateResult {
+  const m = requireInitialized(root);
+  const rec = m.harnesses[harness];
+  const reconcile: string[] = [];
+  if (rec) {
+    for (const f of rec.owned_files) if (root.pfs.kind(f.path) !== 'absent') reconcile.push(`remove ${f.path} (Tree Ring-owned) after reviewing it`);
+    for (const b of rec.managed_blocks) reconcile.push(`remove the block between the tree-ring markers in ${b.path}`);
+    reconcile.push(`remove harnesses.${harness} from .tree-ring/activation.json (never delete .tree-ring/memory.sqlite)`);
+  }
+  if (reconcile.length === 0) return { harness_id: harness, state: 'unsupported', changed_paths: [], reconcile, next_step: 'nothing to deactivate' };
+  return { harness_id: harness, state: 'needs-user-review', changed_paths: [], reconcile, next_step: 'deactivation would remove or edit existing entries; do the listed steps by hand' };
+}
+

@@ -1,0 +1,158 @@
+// Project-relative file access for activation. Every path is project-relative and normalized; no
+// component may be a symlink; publication is create-only (temp file, fsync, link(2) to the final name,
+// fsync of the directory) and never replaces or removes an existing final entry.
+
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { localState } from '../../errors.js';
+import { fsyncDir } from '../../fs/safe.js';
+
+/** Outcome of one create-only publication. */
+export type PublishOutcome =
+  /** The final entry did not exist and now holds exactly our bytes, durably. */
+  | 'created'
+  /** The final entry already existed; it was left untouched. */
+  | 'exists'
+  /** Published, but syncing a directory failed: durability is indeterminate; nothing is rolled back. */
+  | 'indeterminate';
+
+/**
+ * Directory sync used after publication. Swappable only so a test can make it fail: a failing
+ * fsync(2) on a directory cannot be produced on an ordinary local file system.
+ */
+let syncDirectory: (dir: string) => void = fsyncDir;
+export function setDirectorySyncForTests(f: ((dir: string) => void) | undefined): void {
+  syncDirectory = f ?? fsyncDir;
+}
+
+export class ProjectFs {
+  constructor(readonly projectRoot: string) {}
+
+  abs(rel: string): string {
+    return path.join(this.projectRoot, ...rel.split('/'));
+  }
+
+  /** lstat of every component below the project root; throws on a symlink or non-directory parent. */
+  private checkParents(rel: string): 'ok' | 'missing' {
+    const segs = rel.split('/');
+    let cur = this.projectRoot;
+    for (let i = 0; i < segs.length - 1; i++) {
+      cur = path.join(cur, segs[i]!);
+      let st: fs.Stats;
+      try {
+        st = fs.lstatSync(cur);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+        throw localState(`cannot inspect ${segs.slice(0, i + 1).join('/')}`, 'FS_ERROR');
+      }
+      if (st.isSymbolicLink()) throw localState(`${segs.slice(0, i + 1).join('/')} is a symlink; refusing it`, 'SYMLINK');
+      if (!st.isDirectory()) throw localState(`${segs.slice(0, i + 1).join('/')} is not a directory`, 'NOT_A_DIRECTORY');
+    }
+    return 'ok';
+  }
+
+  /** Bytes of a regular, non-symlink project file, or undefined when it is absent. */
+  read(rel: string, maxBytes = 1 << 20): Buffer | undefined {
+    if (this.checkParents(rel) === 'missing') return undefined;
+    const file = this.abs(rel);
+    let fd: number;
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') throw localState(`${rel} is a symlink; refusing it`, 'SYMLINK');
+      throw localState(`cannot open ${rel}: ${code ?? 'error'}`, 'FS_ERROR');
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw localState(`${rel} is not a regular file`, 'NOT_A_FILE');
+      if (st.size > maxBytes) throw localState(`${rel} is larger than ${maxBytes} bytes`, 'TOO_LARGE');
+      return fs.readFileSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** Kind of the final entry without following it. */
+  kind(rel: string): 'absent' | 'file' | 'dir' | 'symlink' | 'other' {
+    if (this.checkParents(rel) === 'missing') return 'absent';
+    try {
+      const st = fs.lstatSync(this.abs(rel));
+      if (st.isSymbolicLink()) return 'symlink';
+      if (st.isFile()) return 'file';
+      if (st.isDirectory()) return 'dir';
+      return 'other';
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+      throw e;
+    }
+  }
+
+  /** Creates missing parent directories one by one (never through a symlink), syncing each parent. */
+  private ensureParents(rel: string, dirMode: number): boolean {
+    const segs = rel.split('/');
+    let cur = this.projectRoot;
+    let durable = true;
+    for (let i = 0; i < segs.length - 1; i++) {
+      const next = path.join(cur, segs[i]!);
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.lstatSync(next);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
+      if (!st) {
+        try {
+          fs.mkdirSync(next, { mode: dirMode });
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        }
+        try {
+          syncDirectory(cur);
+        } catch {
+          durable = false;
+        }
+        st = fs.lstatSync(next);
+      }
+      if (st.isSymbolicLink()) throw localState(`${segs.slice(0, i + 1).join('/')} is a symlink; refusing it`, 'SYMLINK');
+      if (!st.isDirectory()) throw localState(`${segs.slice(0, i + 1).join('/')} is not a directory`, 'NOT_A_DIRECTORY');
+      cur = next;
+    }
+    return durable;
+  }
+
+  /** Create-only durable publication of bytes at rel. */
+  publish(rel: string, bytes: string | Uint8Array, mode = 0o644, dirMode = 0o755): PublishOutcome {
+    const parentsDurable = this.ensureParents(rel, dirMode);
+    const file = this.abs(rel);
+    const dir = path.dirname(file);
+    const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+    try {
+      fs.writeFileSync(fd, bytes);
+      fs.fchmodSync(fd, mode);
+      fs.fsyncSync(fd);
+    } catch (e) {
+      fs.closeSync(fd);
+      fs.rmSync(tmp, { force: true });
+      throw e;
+    }
+    fs.closeSync(fd);
+    try {
+      fs.linkSync(tmp, file);
+    } catch (e) {
+      fs.unlinkSync(tmp);
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
+      throw e;
+    }
+    fs.unlinkSync(tmp);
+    try {
+      syncDirectory(dir);
+    } catch {
+      return 'indeterminate';
+    }
+    return parentsDurable ? 'created' : 'indeterminate';
+  }
+}
