@@ -44,8 +44,11 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
 
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
+  // What install-stop registers: the one-file bundle when it was built, else the launcher.
+  const bundle = path.join(ROOT, 'dist', 'hook', 'agentscm-stop-hook.js');
+  const entry = fs.existsSync(bundle) ? bundle : path.join(ROOT, 'bin', 'agentscm.js');
   const hook = [
-    path.join(ROOT, 'bin', 'agentscm.js'), '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url,
+    entry, '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url,
     '--repository', 'acme/demo', '--profile', 'default', '--token-file', tokenFile, '--workspace', ws,
   ];
   const env = { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(root, 'state') };

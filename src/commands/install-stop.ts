@@ -1,5 +1,6 @@
 // `agentscm install-stop`: register the task-stop Stop hook in a project's Claude Code or Codex config.
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
@@ -10,8 +11,16 @@ import type { StopHost } from '../core/hooks/stop-guard.js';
 import { requireAbsolute } from '../core/fs/safe.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
 
-/** The launcher of this very installation: dist/src/commands/ -> bin/agentscm.js. */
-const OUR_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'agentscm.js');
+/** This installation's root (dist/src/commands/ -> the package). */
+const PKG_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/**
+ * The one-file bundle of the Stop hooks (same parser and modules, faster start), else the launcher.
+ * Both take the same arguments.
+ */
+function ourHookEntry(): string {
+  const bundle = path.join(PKG_ROOT, 'dist', 'hook', 'agentscm-stop-hook.js');
+  return fs.existsSync(bundle) ? bundle : path.join(PKG_ROOT, 'bin', 'agentscm.js');
+}
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const hostOpt = stringOpt(inv, 'host');
@@ -26,7 +35,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const workspace = path.resolve(ctx.cwd, optionalStringOpt(inv, 'workspace') ?? project);
   const command = stopCommand({
     node: process.execPath,
-    bin: OUR_BIN,
+    bin: ourHookEntry(),
     host,
     dataDir: path.resolve(ctx.cwd, stringOpt(inv, 'data-dir')),
     change,

@@ -9,11 +9,13 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { agentscm, json } from '../support/cli.js';
+import { COMMANDS } from '../../src/cli.js';
+import { STOP_HOOK_SPECS } from '../../src/commands/skill-workflow/hook-spec.js';
+import { agentscm, json, REPO_ROOT } from '../support/cli.js';
 import { assertCodexHookStdout, codexSchemaErrors } from '../support/hosts/schemas.js';
 import { adminSetup, checkpointArgs, PROFILE, REPO, startHub, tempDir, type RunningHub, type Setup } from '../support/hub.js';
 import { COLLECTOR_SKIP, qualifiedRig } from '../support/qualified.js';
-import { hookArgs, reasonDoc, runAsync, stopPayload, treeDigest, type Host, type HookRun } from '../support/stop-hook.js';
+import { STOP_HOOK_BUNDLE, hookArgs, reasonDoc, runAsync, stopPayload, treeDigest, type Host, type HookRun } from '../support/stop-hook.js';
 
 const HOSTS: readonly Host[] = ['claude-code', 'codex'];
 
@@ -28,7 +30,9 @@ const freshSession = () => `sess-${process.pid}-${++sessionSeq}`;
 async function hook(s: Setup, url: string, host: Host, o: Parameters<typeof hookArgs>[3] & { session?: string; active?: boolean; state?: string; input?: string } = {}): Promise<HookRun> {
   const roots = [o.dataDir ?? s.dataDir, o.workspace ?? s.workspace];
   const beforeDigest = treeDigest(...roots);
-  const r = await runAsync(hookArgs(s, url, host, o), o.input ?? stopPayload(host, o.session ?? freshSession(), o.active ?? false, s.workspace), env(o.state ?? path.join(s.root, 'state')));
+  // Codex runs go through the bundled entry install-stop registers, Claude runs through the launcher: both entries are covered.
+  const entry = host === 'codex' ? STOP_HOOK_BUNDLE : undefined;
+  const r = await runAsync(hookArgs(s, url, host, o), o.input ?? stopPayload(host, o.session ?? freshSession(), o.active ?? false, s.workspace), env(o.state ?? path.join(s.root, 'state')), entry);
   assert.equal(treeDigest(...roots), beforeDigest, 'the hook changed the data dir or the workspace');
   if (host === 'codex') assertCodexHookStdout('stop.command.output', r.stdout);
   return r;
@@ -437,6 +441,17 @@ describe('task-stop hooks: the passing case', () => {
 });
 
 describe('install-stop and init-repo', () => {
+  test('the bundled Stop hook entry has the table\'s specs, and install-stop registers it', () => {
+    for (const spec of STOP_HOOK_SPECS) {
+      const table = COMMANDS.find((c) => c.path.join(' ') === spec.path.join(' '))!;
+      assert.deepEqual(spec.options, table.options, spec.path.join(' '));
+      assert.deepEqual(spec.args, table.args);
+      assert.equal(spec.errorPolicy, table.errorPolicy);
+      assert.equal(spec.json, table.json);
+    }
+    assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.js')), 'npm run build bundles the Stop hook');
+  });
+
   test('install-stop merges into existing configs, is idempotent and refuses a relative token file', () => {
     const s = adminSetup();
     const project = tempDir('project');
@@ -457,7 +472,7 @@ describe('install-stop and init-repo', () => {
     assert.equal(settings.hooks.Stop.length, 2);
     assert.deepEqual(settings.hooks.Stop[0], existing.hooks.Stop[0]);
     const cmd: string = settings.hooks.Stop[1].hooks[0].command;
-    assert.ok(cmd.startsWith(`exec ${process.execPath} /`), cmd);
+    assert.ok(cmd.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.js')} `), cmd);
     assert.match(cmd, / skill-workflow task-stop c1 /);
     assert.ok(cmd.includes(`--workspace ${project}`));
     const bytes = fs.readFileSync(path.join(project, '.claude', 'settings.json'));
