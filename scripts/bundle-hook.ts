@@ -18,3 +18,14 @@ buildSync({
   packages: 'external',
   logLevel: 'warning',
 });
+// The task Stop hooks (skill-workflow task-stop|task-codex-stop), registered by install-stop.
+buildSync({
+  entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
+  outfile: path.join(root, 'dist/hook/agentscm-stop-hook.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+});

@@ -49,6 +49,24 @@ const MUTATION_NOTE =
 const TR_HARNESS: OptionSpec = { flag: 'harness', value: 'ID', help: 'codex, claude-code, pi or agent-zero', required: true };
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
+
+const STOP_HOOK_DETAILS =
+  'A read-only Stop hook: reads the Stop payload on stdin, asks the Hub for qualification of the Change\'s current subject ' +
+  '(30 s limit) and compares the workspace files with its last checkpoint. It lets the session stop (exit 0, empty stdout) only ' +
+  'when the subject is qualified and current and the workspace is clean at the qualified revision; otherwise it prints ' +
+  '{"decision":"block","reason":…} with the typed failures, a fixed next_action sentence and next. After 8 continuations ' +
+  '(counter in $AGENTSCM_STATE_DIR, else $XDG_STATE_HOME/agentscm, else ~/.local/state/agentscm) it lets the session stop. ' +
+  'Malformed stdin, a bad argument or a counter error exit 1 (non-blocking). It never claims, collects, uploads, finalizes, ' +
+  'reconciles or checkpoints. Install it with `agentscm install-stop`.';
+const STOP_HOOK_OPTIONS: readonly OptionSpec[] = [
+  DATA_DIR,
+  ENDPOINT,
+  REPOSITORY,
+  PROFILE,
+  TOKEN_FILE,
+  { flag: 'workspace', value: 'PATH', help: 'the checked-out workspace of the Change', required: true },
+];
+
 // ---- groups --------------------------------------------------------------------------------------
 
 export const GROUPS: readonly GroupSpec[] = [
@@ -62,6 +80,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
   { path: ['hub'], summary: 'the reference Hub' },
+  { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
   { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
 ];
 
@@ -675,6 +694,54 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     load: () => import('./commands/agent-task/retry-upload.js'),
   },
+  {
+    path: ['skill-workflow', 'task-stop'],
+    summary: 'Claude Code Stop hook: block the stop until the Change\'s current subject is qualified and the workspace is clean',
+    details: STOP_HOOK_DETAILS,
+    json: false,
+    errorPolicy: 'hook',
+    args: [CHANGE_ARG],
+    options: STOP_HOOK_OPTIONS,
+    load: () => import('./commands/skill-workflow/task-stop.js'),
+  },
+  {
+    path: ['skill-workflow', 'task-codex-stop'],
+    summary: 'Codex Stop hook: the same check as task-stop, answering only decision and reason',
+    details: STOP_HOOK_DETAILS,
+    json: false,
+    errorPolicy: 'hook',
+    args: [CHANGE_ARG],
+    options: STOP_HOOK_OPTIONS,
+    load: () => import('./commands/skill-workflow/task-codex-stop.js'),
+  },
+  {
+    path: ['install-stop'],
+    summary: 'register the task-stop Stop hook in a project\'s Claude Code or Codex hook config',
+    details:
+      'Merges one Stop handler into PROJECT/.claude/settings.json (claude-code) or PROJECT/.codex/hooks.json (codex), keeping ' +
+      'everything else; running it again with the same arguments changes nothing, and other arguments replace the handler of ' +
+      'the same Change in place. The command is `exec` with absolute paths of node and agentscm (Codex runs it as `$SHELL -lc`). ' +
+      'The token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
+      'Codex, the hook must also be trusted in /hooks before it runs.',
+    args: [CHANGE_ARG],
+    options: [
+      { flag: 'host', value: 'claude-code|codex', help: 'which host to configure', required: true },
+      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace'),
+      { flag: 'workspace', value: 'PATH', help: 'the workspace the hook checks', defaultText: 'the project directory' },
+      { flag: 'project', value: 'DIR', help: 'the project whose hook config is written', defaultText: 'the current directory' },
+    ],
+    load: () => import('./commands/install-stop.js'),
+  },
+  {
+    path: ['init-repo'],
+    summary: 'write the managed "Workflow tasks" block into AGENTS.md, Cursor rules and .github/copilot-instructions.md',
+    details:
+      'The block (between agentscm marker lines) tells an agent to discover, then fetch: capabilities, next, instructions, and ' +
+      'reference only when needed. Re-running replaces the block in place and leaves every other byte of the files as it was; ' +
+      'the Cursor rule is .cursor/rules/agentscm-workflow-tasks.mdc.',
+    options: [{ flag: 'dir', value: 'DIR', help: 'the repository root', defaultText: 'the current directory' }],
+    load: () => import('./commands/init-repo.js'),
+  },
 ];
 
 // ---- programs ------------------------------------------------------------------------------------
@@ -703,7 +770,18 @@ export const TREE_RING: Program = {
 };
 
 export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), program };
+  // stdin is a getter: creating process.stdin costs a stream (and net) that most commands never use.
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    stdinFd: 0,
+    env: process.env,
+    cwd: process.cwd(),
+    program,
+  };
 }
 
 export async function main(argv: readonly string[], program: 'agentscm' | 'tree-ring'): Promise<number> {

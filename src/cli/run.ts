@@ -42,8 +42,16 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
     return result.exitCode ?? 0;
   } catch (e) {
     const err = toAgentscmError(e);
+    // A usage error of a hook must not exit 2: both hosts read exit 2 as "block", and an unbounded
+    // block would loop a session forever. Name the hook by its command words anywhere in argv.
+    if (policy !== 'hook' && program.commands.some((c) => c.errorPolicy === 'hook' && containsWords(argv, c.path))) policy = 'hook';
     return reportError(ctx, program.name, err, policy, json);
   }
+}
+
+function containsWords(argv: readonly string[], words: readonly string[]): boolean {
+  for (let i = 0; i + words.length <= argv.length; i++) if (words.every((w, j) => argv[i + j] === w)) return true;
+  return false;
 }
 
 function writeResult(ctx: CommandContext, result: CommandResult, json: boolean): void {

@@ -68,6 +68,8 @@ export interface CommandContext {
   readonly stdout: Output;
   readonly stderr: Output;
   readonly stdin: NodeJS.ReadableStream;
+  /** The file descriptor behind stdin when it is the process's own (hooks read it synchronously). */
+  readonly stdinFd?: number;
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
   /** Which launcher ran: "agentscm" or "tree-ring". */

@@ -40,6 +40,8 @@ export const DOMAINS = {
   executionRecord: 'agentscm.collector-execution-record.v1',
   runtimeIdentity: 'agentscm.oci-runtime-identity.v1',
   collectorProfile: 'agentscm.collector-profile.v1',
+  /** Stop-hook continuation counter file name, over (host, session, repository, profile, Change, workspace). */
+  stopCounter: 'agentscm.agent-stop-counter.v1',
   /** v2 graph receipt. */
   receipt: 'agentscm.workflow-receipt.v2',
   // Tree Ring identities fixed by the upstream store format (a store is shared with upstream binaries,

@@ -149,6 +149,15 @@ export function candidateLimit(limit: number): number {
   return Math.min(2048, Math.max(256, limit * 128));
 }
 
+/**
+ * Candidates for a startup brief (no keywords). They arrive pre-ordered by the same signals the ranking
+ * weighs (ring preference, salience, confidence, recency), so a far smaller bound than keyword recall's
+ * keeps the brief's choice while sparing the ranking of hundreds of memories that cannot make the cut.
+ */
+export function briefCandidateLimit(limit: number): number {
+  return Math.min(candidateLimit(limit), Math.max(64, limit * 8));
+}
+
 interface CandidateRow {
   rid: number;
   id: string;
@@ -317,12 +326,16 @@ export function recallForSession(db: Db, scope: SessionScope, taskHint: string |
     const match = ftsQuery(hint, 'OR');
     return match === undefined ? [] : rankCandidates(db, candidates(db, match, where, cap), hint, limit, undefined, true);
   }
+  // The brief's candidates: scars, then heartwood, then the rest, each by salience, confidence and
+  // recency. The inner query sorts only narrow keys and row ids, so the candidate columns (details,
+  // tags, age) are built for the bounded candidates alone, not for every visible memory.
   const rows = db
     .prepare(
-      `SELECT ${CANDIDATE_COLUMNS} FROM memories m WHERE ${where.sql}
-       ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
-         m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?`,
+      `SELECT ${CANDIDATE_COLUMNS} FROM memories m WHERE m.rowid IN (
+         SELECT m.rowid FROM memories m WHERE ${where.sql}
+         ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
+           m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?)`,
     )
-    .all(...where.params, cap) as CandidateRow[];
+    .all(...where.params, briefCandidateLimit(limit)) as CandidateRow[];
   return rankCandidates(db, rows, '', limit, (ring) => (ring === 'scar' ? 0.2 : ring === 'heartwood' ? 0.15 : 0), true);
 }

@@ -1,0 +1,93 @@
+// Whole-process Stop hook time: `agentscm skill-workflow task-codex-stop` as Codex runs it (payload on
+// stdin) against a real local `hub serve`, alternating with bare `node -e 0` in the same run. Each hook
+// run does the full check: counter, authority read, workspace state and file scan before and after,
+// one qualification call over HTTP, and the block answer with its durable counter update.
+// Target: median ratio <= 1.5.
+
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Authority, initAuthority } from '../src/core/authority/store.js';
+import { decodeRequirement } from '../src/core/contract/requirement.js';
+import { checkpoint } from '../src/core/native/checkpoint.js';
+import { median, type BenchResult } from './stats.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const TARGET = 1.5;
+
+function timeRun(args: readonly string[], input: string, env: NodeJS.ProcessEnv, want: (stdout: string) => boolean): number {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, input, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0 || !want(String(r.stdout))) throw new Error(`${args.join(' ')} exited ${r.status}: ${String(r.stdout)} ${String(r.stderr)}`);
+  return ms;
+}
+
+export async function run(options: { runs?: number; warmup?: number } = {}): Promise<BenchResult> {
+  const runs = options.runs ?? 30;
+  const warmup = options.warmup ?? 5;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-stop-'));
+  const dataDir = path.join(root, 'data');
+  initAuthority(dataDir);
+  const req = decodeRequirement(fs.readFileSync(path.join(ROOT, 'examples', 'requirement.json')));
+  const a = Authority.open(dataDir);
+  a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
+  const { token } = a.issueToken('alice', 'bench');
+  a.close();
+  const tokenFile = path.join(root, 'token');
+  fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+  const ws = path.join(root, 'ws');
+  fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
+  checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
+
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
+  // What install-stop registers: the one-file bundle when it was built, else the launcher.
+  const bundle = path.join(ROOT, 'dist', 'hook', 'agentscm-stop-hook.js');
+  const entry = fs.existsSync(bundle) ? bundle : path.join(ROOT, 'bin', 'agentscm.js');
+  const hook = [
+    entry, '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url,
+    '--repository', 'acme/demo', '--profile', 'default', '--token-file', tokenFile, '--workspace', ws,
+  ];
+  const env = { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(root, 'state') };
+  let seq = 0;
+  const payload = () =>
+    JSON.stringify({
+      session_id: `bench-${++seq}`, turn_id: 't', transcript_path: null, cwd: ws, hook_event_name: 'Stop', model: 'm',
+      permission_mode: 'bypassPermissions', stop_hook_active: false, last_assistant_message: null,
+    });
+  const blocks = (out: string) => out.startsWith('{"decision":"block"');
+  const bare = ['-e', '0'];
+  const h: number[] = [];
+  const b: number[] = [];
+  try {
+    for (let i = 0; i < warmup; i++) {
+      timeRun(hook, payload(), env, blocks);
+      timeRun(bare, '', env, () => true);
+    }
+    for (let i = 0; i < runs; i++) {
+      if (i % 2 === 0) {
+        h.push(timeRun(hook, payload(), env, blocks));
+        b.push(timeRun(bare, '', env, () => true));
+      } else {
+        b.push(timeRun(bare, '', env, () => true));
+        h.push(timeRun(hook, payload(), env, blocks));
+      }
+    }
+  } finally {
+    child.kill('SIGTERM');
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  const ratio = median(h) / median(b);
+  return {
+    name: 'stop-hook',
+    lines: [
+      `task-codex-stop (block, local Hub)  median ${median(h).toFixed(1)} ms  (min ${Math.min(...h).toFixed(1)}, max ${Math.max(...h).toFixed(1)}, n=${runs})`,
+      `node -e 0                           median ${median(b).toFixed(1)} ms  (min ${Math.min(...b).toFixed(1)}, max ${Math.max(...b).toFixed(1)}, n=${runs})`,
+      `ratio ${ratio.toFixed(3)} (target <= ${TARGET}): ${ratio <= TARGET ? 'met' : 'MISSED'}`,
+    ],
+    ok: ratio <= TARGET,
+  };
+}

@@ -1,0 +1,66 @@
+// `agentscm install-stop`: register the task-stop Stop hook in a project's Claude Code or Codex config.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
+import { usageError } from '../core/errors.js';
+import { parseEndpoint, readTokenFile } from '../core/hub-client/client.js';
+import { installStopHook, stopCommand } from '../core/hooks/install.js';
+import type { StopHost } from '../core/hooks/stop-guard.js';
+import { requireAbsolute } from '../core/fs/safe.js';
+import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
+
+/** This installation's root (dist/src/commands/ -> the package). */
+const PKG_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/**
+ * The one-file bundle of the Stop hooks (same parser and modules, faster start), else the launcher.
+ * Both take the same arguments.
+ */
+function ourHookEntry(): string {
+  const bundle = path.join(PKG_ROOT, 'dist', 'hook', 'agentscm-stop-hook.js');
+  return fs.existsSync(bundle) ? bundle : path.join(PKG_ROOT, 'bin', 'agentscm.js');
+}
+
+export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+  const hostOpt = stringOpt(inv, 'host');
+  if (hostOpt !== 'claude-code' && hostOpt !== 'codex') throw usageError('--host must be claude-code or codex');
+  const host: StopHost = hostOpt;
+  const change = idArg(inv, 0, 'CHANGE');
+  const tokenFile = requireAbsolute(stringOpt(inv, 'token-file'), '--token-file');
+  readTokenFile(tokenFile); // refuse now what the hook could never read
+  const endpoint = stringOpt(inv, 'endpoint');
+  parseEndpoint(endpoint);
+  const project = path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.');
+  const workspace = path.resolve(ctx.cwd, optionalStringOpt(inv, 'workspace') ?? project);
+  const command = stopCommand({
+    node: process.execPath,
+    bin: ourHookEntry(),
+    host,
+    dataDir: path.resolve(ctx.cwd, stringOpt(inv, 'data-dir')),
+    change,
+    endpoint,
+    repository: repositoryOpt(inv),
+    profile: idOpt(inv, 'profile'),
+    tokenFile,
+    workspace,
+  });
+  const { file, changed } = installStopHook(host, project, change, command);
+  const hostName = host === 'claude-code' ? 'Claude Code' : 'Codex';
+  const instructions =
+    'The agent\'s guidance is the "Workflow tasks" block (`agentscm init-repo` writes it into AGENTS.md, Cursor rules and ' +
+    '.github/copilot-instructions.md): discover with `agentscm agent-task capabilities` and `next`, then fetch ' +
+    '`instructions` (criteria inline) and a `reference` only when needed.';
+  const lines = [
+    `${changed ? 'installed' : 'already installed'}: ${hostName} Stop hook (task-stop mode) for Change ${change} in ${file}`,
+    `instructions: ${instructions}`,
+  ];
+  const trust = host === 'codex'
+    ? 'Codex skips a new or changed hook until it is trusted: open /hooks in Codex and trust this Stop hook (the project must be trusted too).'
+    : undefined;
+  if (trust) lines.push(`trust: ${trust}`);
+  return {
+    data: { host, mode: 'task-stop', file, changed, command, instructions, ...(trust ? { trust } : {}) },
+    text: lines.join('\n'),
+  };
+}

@@ -1,0 +1,241 @@
+// The agent-owned Stop check (seed 000, "Stop hook (agent-owned mode)"): may the agent stop working on
+// this Change now? Only when the Hub says the Change's current subject is qualified and the local
+// workspace holds exactly the qualified bytes. Everything else blocks with typed feedback.
+//
+// Strictly read-only: the authority and the workspace state are opened with SQLite's read-only flags
+// (no migration, no journal-mode change), nothing missing is created, the workspace files are only
+// hashed. The hook never claims, collects, uploads, finalizes, reconciles or checkpoints: `next` is
+// data for the agent, never a command the hook runs.
+//
+// No zod, ink, react, dockerode or execa on this path (it runs on every stop).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { subjectToJson } from '../authority/plan.js';
+import { Authority } from '../authority/store.js';
+import type { Subject } from '../authority/types.js';
+import { canonicalJson, type JsonValue } from '../canonical/json.js';
+import { checkQualification, type NextStep, type Qualification } from '../contract/qualification-check.js';
+import { isAgentscmError } from '../errors.js';
+import { lstatOrUndefined } from '../fs/safe.js';
+import { HubClient, readTokenFile } from '../hub-client/client.js';
+import { scanWorkspace } from '../native/snapshot.js';
+import { readWorkspaceState, WORKSPACES_FILE, type WorkspaceState } from '../native/workspace.js';
+
+export const QUALIFICATION_TIMEOUT_MS = 30_000;
+
+/** The only error texts a Stop hook reports: fixed categories, never paths or server text. */
+export const ERROR_CATEGORIES = {
+  local_store: 'local store unavailable',
+  workspace: 'workspace unavailable',
+  token: 'token unavailable',
+  service: 'service request failed',
+  token_rejected: 'token rejected',
+  malformed: 'malformed response',
+} as const;
+export type ErrorCategory = keyof typeof ERROR_CATEGORIES;
+
+/** The fixed sentence for each next.operation (and for a check that could not run). */
+export const NEXT_ACTIONS: Record<NextStep['operation'] | 'error', string> = {
+  collector_claim:
+    'Run the task named in next through the enrolled collector (agentscm agent-task collect), then check qualification and try to finish again.',
+  reconcile: 'Reconcile the unresolved attempt of the task named in next (agentscm agent-task reconcile or MCP), then try to finish again.',
+  collector_finalize: 'Finalize the collected evidence (agentscm agent-task collector-finalize or MCP), then try to finish again.',
+  checkpoint:
+    'Checkpoint the workspace (agentscm checkpoint) so that the Change has a subject with exactly these bytes, complete its tasks, then try to finish again.',
+  none: 'No task can progress for this subject; fix the work the failures name, checkpoint a new subject, then try to finish again.',
+  error: 'The stop check could not run for the reason in error; fix that, then try to finish again.',
+};
+
+export interface TaskStopInput {
+  readonly dataDir: string;
+  readonly change: string;
+  readonly endpoint: string;
+  readonly repository: string;
+  readonly profile: string;
+  readonly tokenFile: string;
+  readonly workspace: string;
+  readonly timeoutMs?: number;
+}
+
+/** Local findings that block regardless of the Hub's answer; each means the bytes are not the subject's. */
+export type LocalCode =
+  | 'workspace_dirty'
+  | 'workspace_not_ready'
+  | 'pending_operation'
+  | 'state_status_disagree'
+  | 'base_not_subject_revision'
+  | 'workspace_other_change'
+  | 'changed_during_run'
+  | 'subject_changed';
+
+export type StopVerdict =
+  | { readonly allow: true }
+  | {
+      readonly allow: false;
+      readonly error?: ErrorCategory;
+      readonly local: readonly LocalCode[];
+      readonly failures: readonly { task_id: string; code: string }[];
+      readonly next: NextStep | null;
+      readonly qualified?: boolean;
+      readonly subject_current?: boolean;
+    };
+
+class Category extends Error {
+  constructor(readonly category: ErrorCategory) {
+    super(ERROR_CATEGORIES[category]);
+  }
+}
+
+function guard<T>(category: ErrorCategory, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof Category) throw e;
+    throw new Category(category);
+  }
+}
+
+interface WorkspaceRead {
+  readonly state: WorkspaceState;
+  /** The revision the live files would have now. */
+  readonly live: string;
+}
+
+/** One read of the workspace: its recorded state, then a complete read-only scan of its files. */
+function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
+  return guard('workspace', () => {
+    // stat, not lstat: a workspace reached through a symlink is still that workspace (its key is the real path).
+    const st = fs.statSync(workspace, { throwIfNoEntry: false });
+    if (!st || !st.isDirectory()) throw new Category('workspace');
+    // The state file is the store's lock on this workspace: missing means never checkpointed here,
+    // and it is not created (readWorkspaceState opens it existing-only and read-only).
+    if (!lstatOrUndefined(path.join(dataDir, WORKSPACES_FILE))?.isFile()) throw new Category('workspace');
+    const real = fs.realpathSync(workspace);
+    const state = readWorkspaceState(dataDir, real);
+    if (!state) throw new Category('workspace');
+    return { state, live: scanWorkspace(real).revision };
+  });
+}
+
+function sameState(a: WorkspaceState, b: WorkspaceState): boolean {
+  return (
+    a.status === b.status &&
+    a.base_revision === b.base_revision &&
+    a.generation === b.generation &&
+    a.pending_operation === b.pending_operation &&
+    a.last_scan_revision === b.last_scan_revision &&
+    a.change_id === b.change_id &&
+    a.repository === b.repository
+  );
+}
+
+function errorVerdict(category: ErrorCategory): StopVerdict {
+  return { allow: false, error: category, local: [], failures: [], next: null };
+}
+
+/** Maps a Hub client failure to its category; the message (which may hold server text) is dropped. */
+function hubCategory(e: unknown): ErrorCategory {
+  if (isAgentscmError(e)) {
+    if (e.kind === 'AUTH_REJECTED') return 'token_rejected';
+    if (e.kind === 'HUB_MALFORMED') return 'malformed';
+  }
+  return 'service';
+}
+
+/** Runs the whole check. Never throws: every failure becomes a blocking verdict with a category. */
+export async function evaluateTaskStop(input: TaskStopInput): Promise<StopVerdict> {
+  try {
+    return await evaluate(input);
+  } catch (e) {
+    if (e instanceof Category) return errorVerdict(e.category);
+    return errorVerdict('local_store');
+  }
+}
+
+async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
+  const workspace = path.resolve(input.workspace);
+  const token = guard('token', () => readTokenFile(input.tokenFile));
+
+  const authority = guard('local_store', () => {
+    // Existing-only: a missing data dir blocks and is not created (Authority.open never creates).
+    if (!lstatOrUndefined(input.dataDir)?.isDirectory()) throw new Category('local_store');
+    return Authority.open(input.dataDir, { readonly: true });
+  });
+  try {
+    const readSubject = (): Subject => guard('local_store', () => authority.currentSubject(input.repository, input.profile, input.change));
+    const subject = readSubject();
+    const before = readWorkspace(input.dataDir, workspace);
+
+    const client = guard('service', () => new HubClient({
+      endpoint: input.endpoint,
+      repository: input.repository,
+      profile: input.profile,
+      token,
+      timeoutMs: input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS,
+      maxAnswerBytes: 256 * 1024,
+    }));
+    let answer: JsonValue;
+    try {
+      answer = await client.call({ operation: 'qualification', subject: subjectToJson(subject) });
+    } catch (e) {
+      return errorVerdict(hubCategory(e));
+    } finally {
+      client.close();
+    }
+    const checked = checkQualification(answer);
+    if (!checked.ok) return errorVerdict('malformed');
+    const q: Qualification = checked.value;
+    if (q.revision !== subject.revision) return errorVerdict('malformed');
+
+    const after = readWorkspace(input.dataDir, workspace);
+    const subjectAfter = readSubject();
+    return decide(input, subject, subjectAfter, before, after, q);
+  } finally {
+    authority.close();
+  }
+}
+
+function decide(input: TaskStopInput, subject: Subject, subjectAfter: Subject, before: WorkspaceRead, after: WorkspaceRead, q: Qualification): StopVerdict {
+  const local: LocalCode[] = [];
+  if (canonicalJson(subjectToJson(subject)) !== canonicalJson(subjectToJson(subjectAfter))) local.push('subject_changed');
+  if (!sameState(before.state, after.state) || before.live !== after.live) local.push('changed_during_run');
+  const s = after.state;
+  if (s.status !== 'ready') local.push('workspace_not_ready');
+  if (s.pending_operation !== null) local.push('pending_operation');
+  // The recorded state and the status of its last scan must describe the same base.
+  if (s.base_revision === null || s.last_scan_revision !== s.base_revision) local.push('state_status_disagree');
+  if (s.change_id !== input.change || s.repository !== input.repository) local.push('workspace_other_change');
+  if (after.live !== s.base_revision || before.live !== before.state.base_revision) local.push('workspace_dirty');
+  if (s.base_revision !== q.revision) local.push('base_not_subject_revision');
+
+  const failures = q.failures.map((f) => ({ task_id: f.task_id, code: f.code }));
+  if (local.length > 0) {
+    // The Hub's answer describes a subject these bytes are not: the way forward is a new checkpoint.
+    return { allow: false, local, failures, next: { operation: 'checkpoint' }, qualified: q.qualified, subject_current: q.subject_current };
+  }
+  if (q.qualified && q.subject_current && q.receipt_digest !== null) return { allow: true };
+  return { allow: false, local, failures, next: q.next, qualified: q.qualified, subject_current: q.subject_current };
+}
+
+/**
+ * The block reason: one compact JSON document the agent reads. It holds the typed failures, the fixed
+ * next_action sentence for next.operation and next itself; never paths, tokens or server text.
+ */
+export function blockReason(change: string, v: Exclude<StopVerdict, { allow: true }>): string {
+  const op = v.next === null ? 'error' : v.next.operation;
+  const doc: Record<string, JsonValue> = {
+    stop_check: 'agentscm.agent-workflow-tasks/v1',
+    change_id: change,
+    verdict: v.error !== undefined ? 'check_failed' : 'not_ready_to_stop',
+  };
+  if (v.error !== undefined) doc.error = ERROR_CATEGORIES[v.error];
+  if (v.qualified !== undefined) doc.qualified = v.qualified;
+  if (v.subject_current !== undefined) doc.subject_current = v.subject_current;
+  if (v.local.length > 0) doc.local = [...v.local];
+  doc.failures = v.failures.map((f) => ({ task_id: f.task_id, code: f.code }));
+  doc.next_action = NEXT_ACTIONS[op];
+  doc.next = v.next === null ? null : ({ ...v.next } as JsonValue);
+  return 'Do not stop yet: this Change is not qualified for landing. ' + canonicalJson(doc);
+}
+
