@@ -4,7 +4,6 @@
 import type { z } from 'zod';
 import type { Task } from '../../core/authority/plan.js';
 import { subjectToJson } from '../../core/authority/plan.js';
-import { Authority } from '../../core/authority/store.js';
 import type { Subject } from '../../core/authority/types.js';
 import type { JsonValue } from '../../core/canonical/json.js';
 import { formatIssues } from '../../core/contract/common.js';
@@ -13,30 +12,12 @@ import { HEX64 } from '../../core/crypto/digest.js';
 import { AgentscmError, EXIT_CODES, usageError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { idArg, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { localSubject, pickTask } from './local.js';
+import { idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Operation = keyof typeof ANSWERS;
 
 const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
-
-function localSubject(inv: Invocation, repository: string, profile: string): { subject: Subject; tasks: Task[] } {
-  const a = Authority.open(stringOpt(inv, 'data-dir'), { readonly: true });
-  try {
-    const subject = a.currentSubject(repository, profile, idArg(inv, 0, 'CHANGE'));
-    return { subject, tasks: a.tasksFor(subject) };
-  } finally {
-    a.close();
-  }
-}
-
-function pickTask(inv: Invocation, tasks: readonly Task[]): Task {
-  const taskId = optionalStringOpt(inv, 'task-id');
-  const step = optionalStringOpt(inv, 'step');
-  if ((taskId === undefined) === (step === undefined)) throw usageError('name the task with exactly one of --task-id ID or --step STEP');
-  const t = taskId !== undefined ? tasks.find((x) => x.task_id === idOpt(inv, 'task-id')) : tasks.find((x) => x.step.id === idOpt(inv, 'step'));
-  if (!t) throw new AgentscmError('NOT_FOUND', 'TASK_NOT_FOUND', 'no such task for the current subject of this Change');
-  return t;
-}
 
 export async function runOperation(op: Operation, _ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const repository = repositoryOpt(inv);

@@ -3,51 +3,26 @@
 
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
-import { subjectToJson, type Task } from '../../core/authority/plan.js';
-import { Authority } from '../../core/authority/store.js';
-import type { Subject } from '../../core/authority/types.js';
+import { subjectToJson } from '../../core/authority/plan.js';
 import type { JsonValue } from '../../core/canonical/json.js';
 import { CollectorClaimAnswer, DescriptorAnswer, FinalizeAnswer, UploadAnswer } from '../../core/contract/collector.js';
 import { formatIssues } from '../../core/contract/common.js';
 import { LEASE_MAX_MS, LEASE_MIN_MS } from '../../core/contract/mutations.js';
 import { ANSWER_MAX_BYTES, ANSWERS } from '../../core/contract/ops.js';
-import { AgentscmError, usageError } from '../../core/errors.js';
+import { AgentscmError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { idArg, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { localSubject as localSubjectOf, newRequestId, optId, pickTask } from './local.js';
+
+export { newRequestId, optId, pickTask };
+
+/** The Change's current subject for the repository and profile named by the call's options. */
+export function localSubject(inv: Invocation): ReturnType<typeof localSubjectOf> {
+  return localSubjectOf(inv, repositoryOpt(inv), idOpt(inv, 'profile'));
+}
+import { idArg, idOpt, intOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
-
-export function optId(inv: Invocation, flag: string): string | undefined {
-  return optionalStringOpt(inv, flag) === undefined ? undefined : idOpt(inv, flag);
-}
-
-export function newRequestId(ctx: CommandContext, inv: Invocation): string {
-  const given = optId(inv, 'request-id');
-  if (given !== undefined) return given;
-  const id = `req-${randomBytes(16).toString('hex')}`;
-  ctx.stderr.write(`agentscm: request_id ${id} (pass --request-id ${id} to retry this exact request)\n`);
-  return id;
-}
-
-export function localSubject(inv: Invocation): { subject: Subject; tasks: Task[] } {
-  const a = Authority.open(stringOpt(inv, 'data-dir'), { readonly: true });
-  try {
-    const subject = a.currentSubject(repositoryOpt(inv), idOpt(inv, 'profile'), idArg(inv, 0, 'CHANGE'));
-    return { subject, tasks: a.tasksFor(subject) };
-  } finally {
-    a.close();
-  }
-}
-
-export function pickTask(inv: Invocation, tasks: readonly Task[]): Task {
-  const taskId = optId(inv, 'task-id');
-  const step = optId(inv, 'step');
-  if ((taskId === undefined) === (step === undefined)) throw usageError('name the task with exactly one of --task-id ID or --step STEP');
-  const t = taskId !== undefined ? tasks.find((x) => x.task_id === taskId) : tasks.find((x) => x.step.id === step);
-  if (!t) throw new AgentscmError('NOT_FOUND', 'TASK_NOT_FOUND', 'no such task for the current subject of this Change');
-  return t;
-}
 
 const SCHEMAS = {
   collector_claim: CollectorClaimAnswer,

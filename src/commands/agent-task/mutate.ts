@@ -4,9 +4,8 @@
 
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
-import { subjectToJson, type Task } from '../../core/authority/plan.js';
+import { subjectToJson } from '../../core/authority/plan.js';
 import { Authority } from '../../core/authority/store.js';
-import type { Subject } from '../../core/authority/types.js';
 import { parseStrictJson, type JsonValue } from '../../core/canonical/json.js';
 import { ASSERTION_MAX_BYTES, assertionToJson, observationDigest, validateAssertion } from '../../core/contract/assertion.js';
 import { formatIssues } from '../../core/contract/common.js';
@@ -18,43 +17,12 @@ import { AgentscmError, usageError } from '../../core/errors.js';
 import { readBoundedInput } from '../../core/fs/safe.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { boolOpt, idArg, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { localSubject, newRequestId, optId, pickTask } from './local.js';
+import { boolOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Op = keyof typeof MUTATION_ANSWERS;
 
 const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
-
-function optId(inv: Invocation, flag: string): string | undefined {
-  return optionalStringOpt(inv, flag) === undefined ? undefined : idOpt(inv, flag);
-}
-
-/** The caller's --request-id, or a fresh one announced on stderr. */
-function requestId(ctx: CommandContext, inv: Invocation): string {
-  const given = optId(inv, 'request-id');
-  if (given !== undefined) return given;
-  const id = `req-${randomBytes(16).toString('hex')}`;
-  ctx.stderr.write(`agentscm: request_id ${id} (pass --request-id ${id} to retry this exact request)\n`);
-  return id;
-}
-
-function localSubject(inv: Invocation, repository: string, profile: string): { subject: Subject; tasks: Task[] } {
-  const a = Authority.open(stringOpt(inv, 'data-dir'), { readonly: true });
-  try {
-    const subject = a.currentSubject(repository, profile, idArg(inv, 0, 'CHANGE'));
-    return { subject, tasks: a.tasksFor(subject) };
-  } finally {
-    a.close();
-  }
-}
-
-function pickTask(inv: Invocation, tasks: readonly Task[]): Task {
-  const taskId = optId(inv, 'task-id');
-  const step = optId(inv, 'step');
-  if ((taskId === undefined) === (step === undefined)) throw usageError('name the task with exactly one of --task-id ID or --step STEP');
-  const t = taskId !== undefined ? tasks.find((x) => x.task_id === taskId) : tasks.find((x) => x.step.id === step);
-  if (!t) throw new AgentscmError('NOT_FOUND', 'TASK_NOT_FOUND', 'no such task for the current subject of this Change');
-  return t;
-}
 
 class Session {
   private readonly client: HubClient;
@@ -102,7 +70,7 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         const lease = intOpt(inv, 'lease-ms', LEASE_MIN_MS, LEASE_MAX_MS)!;
         const body = {
           operation: 'claim',
-          request_id: requestId(ctx, inv),
+          request_id: newRequestId(ctx, inv),
           subject: subjectToJson(subject),
           task_id: task.task_id,
           task_digest: task.task_digest,
@@ -123,7 +91,7 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         const executor = att.executor as Record<string, JsonValue> | null;
         const body: Record<string, JsonValue> = {
           operation: op,
-          request_id: requestId(ctx, inv),
+          request_id: newRequestId(ctx, inv),
           task_id: att.task_id!,
           task_digest: att.task_digest!,
           attempt_id: att.attempt_id!,
@@ -140,7 +108,7 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         const raw = parseStrictJson(readBoundedInput(stringOpt(inv, 'assertion'), ASSERTION_MAX_BYTES, 'assertion file'), { maxBytes: ASSERTION_MAX_BYTES, what: 'assertion file' });
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AgentscmError('BAD_INPUT', 'INVALID_ASSERTION', 'assertion file is not a JSON object');
         const doc: Record<string, JsonValue> = { ...raw };
-        if (optionalStringOpt(inv, 'request-id') !== undefined || doc.request_id === undefined) doc.request_id = requestId(ctx, inv);
+        if (optionalStringOpt(inv, 'request-id') !== undefined || doc.request_id === undefined) doc.request_id = newRequestId(ctx, inv);
         let a = validateAssertion(doc.executor_provenance === undefined ? { ...doc, executor_provenance: null } : doc, 'assertion file');
         if (boolOpt(inv, 'sign')) {
           const key = loadKey(stringOpt(inv, 'key-dir'));

@@ -13,8 +13,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const harness = harnessOpt(inv);
   if (harness !== 'codex' && harness !== 'claude-code') throw usageError('integrations hook serves --harness codex or claude-code');
   if (!boolOpt(inv, 'input-json-stdin')) throw usageError('integrations hook reads its event with --input-json-stdin');
-  // The bundled entry marks that stdin is this process's descriptor 0: read it without a stream.
-  const direct = (ctx as CommandContext & { readonly stdinIsFd0?: boolean }).stdinIsFd0 === true ? readFd0Bounded(STDIN_MAX_BYTES) : undefined;
+  // When stdin is this process's descriptor 0, read it without creating a stream.
+  const direct = ctx.stdinFd === 0 ? readFd0Bounded(STDIN_MAX_BYTES) : undefined;
   const stdin = direct ?? (await readBounded(ctx.stdin, STDIN_MAX_BYTES));
   const root = rootFrom(ctx, inv);
   const answer = await runHook(root, harness, stdin, ctx.cwd, ctx.env, () => openPreflightRecall(root.memoryRoot));
