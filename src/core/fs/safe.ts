@@ -134,7 +134,7 @@ export function fsyncDir(dir: string): void {
 }
 
 /** Writes bytes to a fresh exclusive temp file beside `file` and fsyncs it; returns its path. */
-function writeSyncedTemp(dir: string, file: string, bytes: Uint8Array | string, mode: number): string {
+export function writeSyncedTemp(dir: string, file: string, bytes: Uint8Array | string, mode: number): string {
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
   try {

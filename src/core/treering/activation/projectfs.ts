@@ -2,11 +2,10 @@
 // component may be a symlink; publication is create-only (temp file, fsync, link(2) to the final name,
 // fsync of the directory) and never replaces or removes an existing final entry.
 
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { localState } from '../../errors.js';
-import { fsyncDir } from '../../fs/safe.js';
+import { fsyncDir, writeSyncedTemp } from '../../fs/safe.js';
 
 /** Outcome of one create-only publication. */
 export type PublishOutcome =
@@ -128,18 +127,7 @@ export class ProjectFs {
     const parentsDurable = this.ensureParents(rel, dirMode);
     const file = this.abs(rel);
     const dir = path.dirname(file);
-    const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
-    try {
-      fs.writeFileSync(fd, bytes);
-      fs.fchmodSync(fd, mode);
-      fs.fsyncSync(fd);
-    } catch (e) {
-      fs.closeSync(fd);
-      fs.rmSync(tmp, { force: true });
-      throw e;
-    }
-    fs.closeSync(fd);
+    const tmp = writeSyncedTemp(dir, file, bytes, mode);
     try {
       fs.linkSync(tmp, file);
     } catch (e) {
