@@ -128,6 +128,24 @@ export function containerConfig(spec: OciRunSpec): Docker.ContainerCreateOptions
   };
 }
 
+/**
+ * Attaches to a created, not yet started container. podman under load sometimes fails this with a
+ * transient 409 ("preparing container … for attach: write child: broken pipe"); since the container
+ * has not started, nothing has run and attaching again is safe. A few tries, then the error stands.
+ */
+async function attachBeforeStart(container: Docker.Container): Promise<Readable> {
+  const tries = 4;
+  for (let i = 1; ; i++) {
+    try {
+      return (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+    } catch (e) {
+      const status = statusOf(e);
+      if (i >= tries || (status !== 409 && status !== 500)) throw engineFailure('attaching to the container', e);
+      await new Promise((resolve) => setTimeout(resolve, 150 * i));
+    }
+  }
+}
+
 /** Runs the spec. Throws only when nothing ran (bad spec, engine unreachable, image missing). */
 export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<OciRunResult> {
   validate(spec);
@@ -146,12 +164,7 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
     await spec.onCreated?.(containerId);
     const out = new BoundedCapture(spec.maxOutputBytes);
     const err = new BoundedCapture(spec.maxOutputBytes);
-    let stream: Readable;
-    try {
-      stream = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
-    } catch (e) {
-      throw engineFailure('attaching to the container', e);
-    }
+    const stream = await attachBeforeStart(container);
     const streamDone = demultiplex(stream, out, err);
 
     const hostStart = new Date().toISOString();
