@@ -178,7 +178,8 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
   const baseEnv = opts.env ?? process.env;
   // An operator's own CONTAINERS_CONF wins: it is their statement of what works on their host.
   const env = { ...baseEnv, CONTAINERS_CONF: baseEnv.CONTAINERS_CONF ?? confPath };
-  const child: ChildProcess = spawn('podman', ['system', 'service', '--time=0', url], { env, stdio: ['ignore', 'ignore', 'pipe'], detached: false });
+  // cwd '/': conmon inherits the service's working directory and fails to attach once it is removed.
+  const child: ChildProcess = spawn('podman', ['system', 'service', '--time=0', url], { env, cwd: '/', stdio: ['ignore', 'ignore', 'pipe'], detached: false });
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => {
