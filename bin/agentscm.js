@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 // Launcher: refuse an unsupported Node.js, answer a bare --version from a module that imports nothing
 // (it must start about as fast as bare node: bench/version.bench.ts), else hand argv to the command table.
+// CommonJS like bin/tree-ring.js (bin/package.json), loading the ES modules with import().
+'use strict';
 const [major, minor] = process.versions.node.split('.').map(Number);
 const argv = process.argv.slice(2);
 if (major < 20 || (major === 20 && minor < 19)) {
   process.stderr.write(`agentscm: error: Node.js >= 20.19 is required (this is ${process.versions.node})\n`);
   process.exitCode = 1;
 } else if (argv.length === 1 && argv[0] === '--version') {
-  const { versionLine } = await import('../dist/src/version.js');
-  process.stdout.write(versionLine('agentscm') + '\n');
+  import('../dist/src/version.js').then(({ versionLine }) => {
+    process.stdout.write(versionLine('agentscm') + '\n');
+  });
 } else {
-  const { main } = await import('../dist/src/cli.js');
-  process.exitCode = await main(argv, 'agentscm');
+  import('../dist/src/cli.js').then(async ({ main }) => {
+    process.exitCode = await main(argv, 'agentscm');
+  });
 }

@@ -15,6 +15,8 @@ function fdOutput(fd: 1 | 2): Output {
       try {
         while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
       } catch (e) {
+        // A reader that went away (`tree-ring recall … | head`) is not an error, as in src/cli.ts main().
+        if (fd === 1 && (e as NodeJS.ErrnoException).code === 'EPIPE') return true;
         if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
         (fd === 1 ? process.stdout : process.stderr).write(bytes.subarray(off));
       }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/cli.js';
@@ -9,6 +10,13 @@ import { REPO_ROOT } from '../support/cli.js';
 import { codexSchemaErrors, type CodexSchemaName } from '../support/hosts/schemas.js';
 import { forbiddenIn, importsOf, walkImports } from '../support/import-graph.js';
 import { hook, hookInput, receiptFiles, snapshotTree, statusOf, tempProject, tr } from '../support/treering-activation.js';
+
+const BUILTINS = new Set(builtinModules);
+
+/** The literal specifiers a CommonJS bundle requires, each once. */
+function bundleRequires(file: string): string[] {
+  return [...new Set([...fs.readFileSync(file, 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!))];
+}
 
 const EVENTS = ['SessionStart', 'SubagentStart', 'Stop', 'SubagentStop'] as const;
 const OUTPUT_SCHEMA: Record<string, CodexSchemaName> = {
@@ -162,14 +170,19 @@ test('the bundled hook entry parses like the command table and loads no forbidde
   assert.equal(HOOK_SPEC.errorPolicy, table.errorPolicy);
   assert.equal(HOOK_SPEC.json, table.json);
   assert.deepEqual(forbiddenIn(walkImports(path.join(REPO_ROOT, 'dist/src/commands/tree-ring/hook-main.js'))), []);
-  const bundle = path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.js');
-  const found = importsOf(bundle);
-  const packages = [...found.static, ...found.dynamic].filter((s) => !s.startsWith('node:'));
-  assert.ok(packages.every((s) => s === 'better-sqlite3'), `bundle imports only built-ins and better-sqlite3: ${packages.join(', ')}`);
+  // The CommonJS bundle carries better-sqlite3's JavaScript; at run time it requires only built-ins,
+  // better-sqlite3's package.json and addon (by variable), and `bindings` (better-sqlite3's own fallback).
+  const required = bundleRequires(path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.cjs'));
+  assert.ok(required.length > 0);
+  const packages = required.filter((s) => !BUILTINS.has(s.replace(/^node:/, '')));
+  assert.deepEqual(packages, ['bindings'], `bundle requires only built-ins (and bindings): ${packages.join(', ')}`);
+  // Launchers from before the CommonJS bundle name dist/hook/tree-ring-hook.js: it hands over.
+  assert.deepEqual(importsOf(path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.js')).static, ['node:module']);
   // Through the launcher (which runs the bundle), refused input fails without stdout.
   const p = tempProject();
   tr(p, ['init']);
   const launcher = path.join(p, '.tree-ring/bin/tree-ring');
+  assert.match(fs.readFileSync(launcher, 'utf8'), /exec '[^']+' '[^']+\/dist\/hook\/tree-ring-hook\.cjs' "\$@"/);
   const args = ['--root', '.tree-ring', 'integrations', 'hook', '--harness', 'codex', '--input-json-stdin'];
   const bad = spawnSync(launcher, args, { cwd: p, env: { PATH: '/usr/bin:/bin' }, input: hookInput('Stop', p, { token: 'VAL-x' }), encoding: 'utf8' });
   assert.equal(bad.status, 1);

@@ -1,6 +1,6 @@
-// Entry of the bundled lifecycle hook (dist/hook/tree-ring-hook.js, built by scripts/bundle-hook.ts).
-// Hosts start a process per event, and on small machines each extra ES module costs milliseconds, so
-// the project-local launcher runs this one-file bundle for `--root .tree-ring integrations hook …`.
+// Entry of the bundled lifecycle hook (dist/hook/tree-ring-hook.cjs, built by scripts/bundle-tree-ring.ts).
+// Hosts start a process per event, and on small machines each extra module costs milliseconds, so the
+// project-local launcher runs this one-file CommonJS bundle for `--root .tree-ring integrations hook …`.
 // Same parser, runner and module as `tree-ring integrations hook`; only the loading differs.
 
 import { runHookBundle } from '../../cli/hook-entry.js';
@@ -17,4 +17,6 @@ const PROGRAM: Program = {
   defaultErrorPolicy: 'hook',
 };
 
-await runHookBundle(PROGRAM);
+// No top-level await: the bundle is CommonJS. The runner maps errors to exit codes; anything that still
+// escaped would end the process as an uncaught rejection (exit 1), as it did with top-level await.
+void runHookBundle(PROGRAM);

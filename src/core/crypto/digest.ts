@@ -1,7 +1,7 @@
 // Domain-separated SHA-256 identities. Every domain string of the project lives in DOMAINS, so that no
 // two kinds of identity can ever share a preimage: digest = SHA-256(domain || 0x00 || u64be(len) || bytes).
 
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from './lazy.js';
 
 export const DOMAINS = {
   /** Seed 000, "Observation signing bytes": the registered observation digest. */
@@ -79,7 +79,7 @@ function domainHeader(domain: Domain, length: number): Buffer {
 
 /** Domain-separated SHA-256 as raw bytes. Streams the header then the body: no copy of large inputs. */
 export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
-  return createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest();
+  return nodeCrypto().createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest();
 }
 
 /** Domain-separated SHA-256 as 64 lowercase hex characters. */
@@ -89,7 +89,7 @@ export function domainDigest(domain: Domain, bytes: Uint8Array): string {
 
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
 export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return nodeCrypto().createHash('sha256').update(bytes).digest('hex');
 }
 
 export const HEX64 = /^[0-9a-f]{64}$/;

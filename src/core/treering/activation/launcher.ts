@@ -22,16 +22,17 @@ export function cliEntryPath(): string {
   }
 }
 
-/** The one-file bundle of the lifecycle hook beside the CLI (dist/hook/tree-ring-hook.js). */
+/** The one-file CommonJS bundle of the lifecycle hook beside the CLI (dist/hook/tree-ring-hook.cjs). */
 export function hookBundlePath(cliPath: string): string {
-  return path.join(path.dirname(path.dirname(cliPath)), 'dist', 'hook', 'tree-ring-hook.js');
+  return path.join(path.dirname(path.dirname(cliPath)), 'dist', 'hook', 'tree-ring-hook.cjs');
 }
 
 export function launcherScript(nodePath = process.execPath, cliPath = cliEntryPath()): string {
   const bundle = hookBundlePath(cliPath);
   return `#!/bin/sh
 # Tree Ring project-local launcher: runs this project's tree-ring with absolute paths (no PATH lookup).
-# The lifecycle hook runs from its one-file bundle, which starts faster.
+# The lifecycle hook runs from its one-file bundle, which starts faster (the CLI picks its own fast
+# path for recall).
 if [ "$1 $2 $3 $4" = "--root .tree-ring integrations hook" ] && [ -f ${shQuote(bundle)} ]; then
   exec ${shQuote(nodePath)} ${shQuote(bundle)} "$@"
 fi

@@ -3,13 +3,13 @@
 // triggers on `memories` abort any write from a connection without it, which fences older binaries and
 // hand edits. Read-only opens never create a file and never leave sidecar files behind.
 
-import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openDatabase, type Database } from '../../sqlite/open.js';
 import { AgentscmError, localState, notFound } from '../../errors.js';
 import { eventFromObject, eventToJson, normalizeLegacyPrivateScopeIdentity, nowIso, reviewToJson, validateEvent } from '../model.js';
 
-export type Db = Database.Database;
+export type Db = Database;
 
 export const STORE_FILE = 'memory.sqlite';
 export const SQLITE_SCHEMA_VERSION = 3;
@@ -103,7 +103,7 @@ export function openWritable(root: string): Db {
   const existed = fs.existsSync(file);
   let db: Db;
   try {
-    db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+    db = openDatabase(file, { timeout: BUSY_TIMEOUT_MS });
   } catch (e) {
     throw localState(`cannot open Tree Ring store ${file}: ${(e as Error).message}`, 'STORE_OPEN');
   }
@@ -141,7 +141,7 @@ export function openReadOnly(root: string): Db {
   const walPresent = fs.existsSync(`${file}-wal`);
   let db: Db;
   try {
-    db = new Database(file, { readonly: walPresent, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    db = openDatabase(file, { readonly: walPresent, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
   } catch (e) {
     throw localState(`cannot open Tree Ring store ${file}: ${(e as Error).message}`, 'STORE_OPEN');
   }
