@@ -184,7 +184,9 @@ export function run(): BenchResult {
   const procArgs = [bin, '--root', ROOT, 'recall', one.q, '--json', ...(one.o.project ? ['--project', one.o.project] : [])];
   const time = (args: string[]) => {
     const t0 = process.hrtime.bigint();
-    const p = spawnSync(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A minimal environment, as agents' tool calls have: ours may carry settings that slow every node
+    // start (such as NODE_EXTRA_CA_CERTS) and would hide the command's own cost in the ratio.
+    const p = spawnSync(process.execPath, args, { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
     if (p.status !== 0) throw new Error(`${args.join(' ')} exited ${p.status}: ${p.stderr}`);
     return ms(t0);
   };

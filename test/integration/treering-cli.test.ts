@@ -382,18 +382,25 @@ test('a store built with the upstream DDL opens and recalls; ours has the same t
   // A retry of the upstream-written operation is recognised by our writer.
   const retry = json<Ev>(tr(dir, ['remember', 'Payments sandbox needs the test clock.', '--event-type', 'lesson', '--scope', 'agent', '--project', 'shop', '--agent-profile', 'codex', '--workflow-id', 'w1', '--session-id', 's1', '--operation-id', 'op-up', '--json']));
   assert.equal(retry.id, 'mem_20260101_000001_bbbbbbbbbbbb');
-  // Schema equivalence: every upstream table and index exists here with the same columns.
+  // Schema equivalence: every upstream table and index exists here with the same columns, and the only
+  // other object is our own covering index of the startup brief (named agentscm_*; store/schema.ts).
   const ours = tempProject();
   ok(tr(ours, ['init']));
+  const oursFile = path.join(ours, '.tree-ring', 'memory.sqlite');
+  const own = new Database(oursFile, { readonly: true });
+  assert.deepEqual(own.prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE name GLOB 'agentscm_*'").all(), [
+    { type: 'index', name: 'agentscm_memories_session_brief', tbl_name: 'memories' },
+  ]);
+  own.close();
   const shape = (file: string) => {
     const d = new Database(file, { readonly: true });
-    const objs = d.prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table','index') AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>;
+    const objs = d.prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table','index') AND name NOT LIKE 'sqlite_%' AND name NOT GLOB 'agentscm_*' ORDER BY name").all() as Array<{ name: string }>;
     const cols = Object.fromEntries(objs.map((o) => [o.name, (d.prepare(`PRAGMA index_xinfo("${o.name}")`).all().length ? d.prepare(`PRAGMA index_xinfo("${o.name}")`).all() : d.prepare(`PRAGMA table_xinfo("${o.name}")`).all()).map((c) => JSON.stringify(c))]));
     const v = d.pragma('user_version', { simple: true });
     d.close();
     return { objs, cols, v };
   };
-  assert.deepEqual(shape(path.join(ours, '.tree-ring', 'memory.sqlite')), shape(path.join(root, 'memory.sqlite')));
+  assert.deepEqual(shape(oursFile), shape(path.join(root, 'memory.sqlite')));
 });
 
 test('a pre-0.12 store (schema before version 3) is migrated: new columns, legacy identities, tombstones', () => {

@@ -1,8 +1,10 @@
 // Domain-separated SHA-256 (src/core/crypto/digest.ts) against the rule written out independently.
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { DOMAINS, domainDigest, domainDigestBytes, domainPreimage } from '../../src/core/crypto/digest.js';
+import { DOMAINS, domainDigest, domainDigestBytes, domainPreimage, sha256Hex } from '../../src/core/crypto/digest.js';
+import { sha256, SMALL_INPUT_BYTES } from '../../src/core/crypto/sha256.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
 test('every domain string is distinct, printable ASCII, and no prefix of another', () => {
@@ -28,4 +30,23 @@ test('domainDigest = SHA-256(domain || 0x00 || u64be(len) || bytes)', () => {
   assert.equal(pre.toString('hex'), Buffer.from('agentscm.agent-workflow-observation.v1').toString('hex') + '00' + '0000000000000002' + '7b7d');
   // Empty input of one domain is not the digest of another: the domain is part of the preimage.
   assert.notEqual(domainDigest(DOMAINS.task, new Uint8Array()), domainDigest(DOMAINS.attempt, new Uint8Array()));
+});
+
+test('the JavaScript SHA-256 of short inputs equals node:crypto at every padding boundary', () => {
+  // FIPS 180-4 example "abc", independent of both implementations.
+  assert.equal(Buffer.from(sha256(Buffer.from('abc'))).toString('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  const data = new Uint8Array(70_000);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 131 + (i >> 8) * 7) & 0xff;
+  const lengths = [...Array.from({ length: 200 }, (_, i) => i), 1000, 4095, 4096, 65_535, SMALL_INPUT_BYTES, SMALL_INPUT_BYTES + 1, 70_000];
+  for (const n of lengths) {
+    const bytes = data.subarray(0, n);
+    const want = createHash('sha256').update(bytes).digest('hex');
+    assert.equal(Buffer.from(sha256(bytes)).toString('hex'), want, `length ${n}`);
+    assert.equal(Buffer.from(sha256(bytes.subarray(0, n >> 1), bytes.subarray(n >> 1))).toString('hex'), want, `length ${n} in two parts`);
+    assert.equal(sha256Hex(bytes), want, `sha256Hex, length ${n}`);
+    const head = Buffer.concat([Buffer.from(DOMAINS.receipt, 'ascii'), Buffer.from([0]), Buffer.alloc(8)]);
+    head.writeBigUInt64BE(BigInt(n), head.length - 8);
+    assert.equal(domainDigest(DOMAINS.receipt, bytes), createHash('sha256').update(head).update(bytes).digest('hex'), `domainDigest, length ${n}`);
+  }
+  assert.equal(sha256Hex('é'), createHash('sha256').update('é', 'utf8').digest('hex'));
 });

@@ -2,11 +2,13 @@
 // limit), the recall query builder, the scorer, the sensitivity guard and the event serialization.
 
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { openTreeRingReadOnly, recallSessionBrief } from '../../src/core/treering/index.js';
 import { eventFromRawJson, eventToJson, formatF64, newEvent, type MemoryEvent } from '../../src/core/treering/model.js';
-import { ftsQuery, scoreMemory, searchQueries, terms } from '../../src/core/treering/recall.js';
+import { ftsQuery, scoreMemory, searchQueries, sessionBriefSql, terms } from '../../src/core/treering/recall.js';
 import { classifyText, detectTextSensitivity } from '../../src/core/treering/sensitivity.js';
 import { openWritable, writeTransaction } from '../../src/core/treering/store/schema.js';
 import { putInTransaction, redactInTransaction } from '../../src/core/treering/store/write.js';
@@ -91,6 +93,61 @@ test('recallSessionBrief: the no-hint brief prefers scars, then heartwood; a hin
   }
 });
 
+test('recallSessionBrief: the same brief from our covering index and from a store without it (upstream-made)', () => {
+  const events: MemoryEvent[] = [];
+  const rings = ['cambium', 'outer', 'inner', 'heartwood', 'scar', 'seed'];
+  const scopes = ['project', 'global', 'agent', 'workflow', 'session', 'tool'];
+  for (let i = 0; i < 600; i++) {
+    // Deterministic variety, with ties in every sort key so that the id tie-break matters too.
+    events.push(
+      memory(`m-${String((i * 7919) % 600).padStart(3, '0')}`, scopes[i % 6]!, {
+        ring: rings[(i * 5) % 6]!,
+        salience: ((i * 37) % 5) / 4,
+        confidence: ((i * 11) % 3) / 2,
+        created_at: `2026-0${1 + (i % 9)}-01T00:00:00Z`,
+        project: i % 10 === 0 ? 'other-project' : i % 13 === 0 ? 'project-alias' : 'project',
+        agent_profile: i % 4 === 0 ? 'codex' : 'other-agent',
+        workflow_id: i % 8 === 0 ? 'new-workflow' : 'old-workflow',
+        session_id: i % 9 === 0 ? 'new-session' : 'old-session',
+        sensitivity: i % 17 === 0 ? 'health' : 'normal',
+        superseded_by: i % 19 === 0 ? 'm-000' : null,
+        expires_at: i % 23 === 0 ? '2000-01-01T00:00:00Z' : null,
+      }),
+    );
+  }
+  const withIndex = store(events, (db) => redactInTransaction(db, 'm-042'));
+  const withoutIndex = path.join(tempProject(), '.tree-ring');
+  fs.mkdirSync(withoutIndex);
+  fs.copyFileSync(path.join(withIndex, 'memory.sqlite'), path.join(withoutIndex, 'memory.sqlite'));
+  const raw = new Database(path.join(withoutIndex, 'memory.sqlite'));
+  raw.exec('DROP INDEX agentscm_memories_session_brief');
+  raw.close();
+  const plan = (root: string) => {
+    const reader = openTreeRingReadOnly(root);
+    try {
+      const q = sessionBriefSql(SCOPE, 8);
+      return (reader.db.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.params) as Array<{ detail: string }>).map((r) => r.detail).join('\n');
+    } finally {
+      reader.close();
+    }
+  };
+  assert.match(plan(withIndex), /USING COVERING INDEX agentscm_memories_session_brief/);
+  assert.doesNotMatch(plan(withoutIndex), /agentscm_/);
+  const brief = (root: string, limit: number) => {
+    const reader = openTreeRingReadOnly(root);
+    try {
+      return recallSessionBrief(reader, SCOPE, { limit }).map((m) => [m.id, m.score]);
+    } finally {
+      reader.close();
+    }
+  };
+  for (const limit of [1, 8, 20, 100]) {
+    const a = brief(withIndex, limit);
+    assert.ok(a.length > 0);
+    assert.deepEqual(a, brief(withoutIndex, limit), `limit ${limit}`);
+  }
+});
+
 test('openTreeRingReadOnly never creates a store', () => {
   const root = path.join(tempProject(), '.tree-ring');
   assert.throws(() => openTreeRingReadOnly(root), (e: Error & { code?: string }) => e.code === 'NO_STORE');
@@ -139,4 +196,11 @@ test('serialization: upstream field order, serde-style floats, round trip throug
   assert.match(raw, /"salience":1\.0,"confidence":0\.5,/);
   assert.deepEqual(eventFromRawJson(raw), e);
   assert.deepEqual(Object.keys(JSON.parse(raw) as object).slice(0, 9), ['id', 'created_at', 'updated_at', 'project', 'agent_profile', 'workflow_id', 'session_id', 'operation_id', 'scope']);
+});
+
+test('query terms: the ASCII fast path splits exactly as the Unicode word classes do', () => {
+  const unicodeWords = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+/gu;
+  const ascii = Array.from({ length: 128 }, (_, i) => String.fromCharCode(i));
+  const samples = [ascii.join(''), ascii.join(' '), ascii.map((c) => `a${c}b`).join(''), 'Fix the Cache-Layer 2x_y', ''];
+  for (const s of samples) assert.deepEqual(terms(s), (s.match(unicodeWords) ?? []).map((t) => t.toLowerCase()), JSON.stringify(s));
 });

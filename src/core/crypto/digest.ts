@@ -2,6 +2,7 @@
 // two kinds of identity can ever share a preimage: digest = SHA-256(domain || 0x00 || u64be(len) || bytes).
 
 import { nodeCrypto } from './lazy.js';
+import { sha256, SMALL_INPUT_BYTES } from './sha256.js';
 
 export const DOMAINS = {
   /** Seed 000, "Observation signing bytes": the registered observation digest. */
@@ -79,7 +80,9 @@ function domainHeader(domain: Domain, length: number): Buffer {
 
 /** Domain-separated SHA-256 as raw bytes. Streams the header then the body: no copy of large inputs. */
 export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
-  return nodeCrypto().createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest();
+  const head = domainHeader(domain, bytes.byteLength);
+  if (bytes.byteLength <= SMALL_INPUT_BYTES) return bufferOf(sha256(head, bytes));
+  return nodeCrypto().createHash('sha256').update(head).update(bytes).digest();
 }
 
 /** Domain-separated SHA-256 as 64 lowercase hex characters. */
@@ -89,7 +92,13 @@ export function domainDigest(domain: Domain, bytes: Uint8Array): string {
 
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
 export function sha256Hex(bytes: Uint8Array | string): string {
-  return nodeCrypto().createHash('sha256').update(bytes).digest('hex');
+  const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+  if (b.byteLength <= SMALL_INPUT_BYTES) return bufferOf(sha256(b)).toString('hex');
+  return nodeCrypto().createHash('sha256').update(b).digest('hex');
+}
+
+function bufferOf(digest: Uint8Array): Buffer {
+  return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength);
 }
 
 export const HEX64 = /^[0-9a-f]{64}$/;

@@ -2,7 +2,7 @@
 // these helpers: a directory is 0700 and not a symlink, a secret file is a 0600 regular file owned by
 // us, and publication never overwrites (write temp, fsync it, link to the final name, fsync the dir).
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../crypto/random.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { localState, badInput } from '../errors.js';

@@ -23,9 +23,14 @@ export function asciiLower(s: string): string {
   return NON_ASCII.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
 }
 
+// On ASCII text the Unicode classes above are exactly letters, digits and '_' (no ASCII character is a
+// mark or a join control). This one compiles far faster than TERM_RE, which matters in a cold process.
+const ASCII_TERM_RE = /[A-Za-z0-9_]+/g;
+
 /** Query terms: Unicode word runs, ASCII-lowercased (non-ASCII letters keep their case, as upstream). */
 export function terms(text: string): string[] {
-  return (text.match(TERM_RE) ?? []).map(asciiLower);
+  if (text === '') return [];
+  return (text.match(NON_ASCII.test(text) ? TERM_RE : ASCII_TERM_RE) ?? []).map(asciiLower);
 }
 
 /** The query, then one variant per ring-intent word with that word removed. */
@@ -105,8 +110,9 @@ export interface Ranking {
   textual_match: number;
 }
 
-export function scoreMemory(m: ScoreInput, query: string, now = Date.now()): { score: number; ranking: Ranking } {
-  const qt = terms(query);
+/** `queryTerms` is terms(query), when the caller scores many memories against one query. */
+export function scoreMemory(m: ScoreInput, query: string, now = Date.now(), queryTerms: readonly string[] = terms(query)): { score: number; ranking: Ranking } {
+  const qt = queryTerms;
   let textual = 0.1;
   if (qt.length > 0) {
     const text = asciiLower(`${m.summary} ${m.details} ${m.tags.join(' ')}`);
@@ -240,8 +246,9 @@ function loadEvents(db: Db, rowids: readonly number[]): Map<number, MemoryEvent>
 
 function rankCandidates(db: Db, rows: CandidateRow[], query: string, limit: number, bonus?: (ring: string) => number, idTieBreak = false): RecallResult[] {
   const now = Date.now();
+  const qt = terms(query);
   const scored = rows.map((r) => {
-    const s = scoreMemory(toScoreInput(r), query, now);
+    const s = scoreMemory(toScoreInput(r), query, now, qt);
     return { r, score: s.score + (bonus ? bonus(r.ring) : 0), ranking: s.ranking };
   });
   // Explicit recall keeps FTS rank order among equal scores (a stable sort); briefs break ties by id.
@@ -306,6 +313,25 @@ function sessionWhere(scope: SessionScope): { sql: string; params: unknown[] } {
 }
 
 /**
+ * The startup brief's candidate query: scars, then heartwood, then the rest, each by salience,
+ * confidence and recency. The inner query sorts only narrow keys and row ids, so the candidate columns
+ * (details, tags, age) are built for the bounded candidates alone, not for every visible memory. Its
+ * WHERE and ORDER BY match the covering index agentscm_memories_session_brief (store/schema.ts, whose
+ * BRIEF_RING_ORDER is the CASE below): where the index exists, SQLite walks it in order and stops at
+ * the limit instead of reading every visible row of the wide memories table.
+ */
+export function sessionBriefSql(scope: SessionScope, limit: number): { sql: string; params: unknown[] } {
+  const where = sessionWhere(scope);
+  return {
+    sql: `SELECT ${CANDIDATE_COLUMNS} FROM memories m WHERE m.rowid IN (
+         SELECT m.rowid FROM memories m WHERE ${where.sql}
+         ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
+           m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?)`,
+    params: [...where.params, briefCandidateLimit(limit)],
+  };
+}
+
+/**
  * Candidates visible to one live session: shared scopes of the project, this agent's own memories,
  * and only the matching workflow/session partitions. Every visibility and lifecycle filter runs in SQL
  * before the candidate cap. With a task hint: scoped FTS recall (AND, intent variants, OR). Without:
@@ -326,16 +352,7 @@ export function recallForSession(db: Db, scope: SessionScope, taskHint: string |
     const match = ftsQuery(hint, 'OR');
     return match === undefined ? [] : rankCandidates(db, candidates(db, match, where, cap), hint, limit, undefined, true);
   }
-  // The brief's candidates: scars, then heartwood, then the rest, each by salience, confidence and
-  // recency. The inner query sorts only narrow keys and row ids, so the candidate columns (details,
-  // tags, age) are built for the bounded candidates alone, not for every visible memory.
-  const rows = db
-    .prepare(
-      `SELECT ${CANDIDATE_COLUMNS} FROM memories m WHERE m.rowid IN (
-         SELECT m.rowid FROM memories m WHERE ${where.sql}
-         ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
-           m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?)`,
-    )
-    .all(...where.params, briefCandidateLimit(limit)) as CandidateRow[];
+  const brief = sessionBriefSql(scope, limit);
+  const rows = db.prepare(brief.sql).all(...brief.params) as CandidateRow[];
   return rankCandidates(db, rows, '', limit, (ring) => (ring === 'scar' ? 0.2 : ring === 'heartwood' ? 0.15 : 0), true);
 }

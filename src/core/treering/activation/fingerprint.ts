@@ -2,9 +2,8 @@
 // (seed 003): SHA-256 over a stream of fields, each a u64 big-endian UTF-8 byte length then the bytes.
 // It carries no domain prefix because other implementations recompute it byte-for-byte.
 
-import { createHash } from 'node:crypto';
 import { compareUtf8 } from '../../canonical/json.js';
-import { DOMAINS, domainDigest } from '../../crypto/digest.js';
+import { DOMAINS, domainDigest, sha256Hex } from '../../crypto/digest.js';
 
 export interface OwnedFile {
   readonly path: string;
@@ -53,7 +52,7 @@ export function bridgeFingerprintFields(harnessId: string, adapterVersion: strin
 }
 
 export function bridgeFingerprint(harnessId: string, adapterVersion: string, files: readonly OwnedFile[], blocks: readonly ManagedBlock[]): string {
-  return createHash('sha256').update(lengthPrefixed(bridgeFingerprintFields(harnessId, adapterVersion, files, blocks))).digest('hex');
+  return sha256Hex(lengthPrefixed(bridgeFingerprintFields(harnessId, adapterVersion, files, blocks)));
 }
 
 /** Identifies the project by its canonical real path; never stored as a path, only as this digest. */

@@ -3,7 +3,7 @@
 // prompt, a hint, recalled content, a secret or an absolute path. Retention: at most 100 per
 // harness/worker and none older than 30 days.
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../../crypto/random.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { compareUtf8, parseStrictJson } from '../../canonical/json.js';

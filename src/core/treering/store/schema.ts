@@ -117,11 +117,40 @@ export function openWritable(root: string): Db {
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     });
     migrate(db);
+    ensureOwnIndexes(db);
     return db;
   } catch (e) {
     db.close();
     throw e;
   }
+}
+
+/**
+ * The ring order of startup briefs (scars, heartwood, the rest), written exactly as the session query
+ * writes it so that SQLite can use the index below.
+ */
+export const BRIEF_RING_ORDER = "CASE ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END";
+
+/**
+ * Indexes of our own, beside upstream's schema (which they do not change: upstream binaries read and
+ * write such a store as before, and SQLite keeps the index current on their writes too). Named
+ * `agentscm_*` so that no upstream name can collide. The session-brief index covers every column the
+ * startup brief filters and sorts on, in its sort order: the brief then reads its few candidates from
+ * the index instead of scanning every visible row of the wide `memories` table. Read-only opens never
+ * add it; a store that lacks it is still recalled correctly, only slower.
+ */
+const OWN_INDEXES: ReadonlyArray<readonly [name: string, ddl: string]> = [
+  [
+    'agentscm_memories_session_brief',
+    `CREATE INDEX IF NOT EXISTS agentscm_memories_session_brief ON memories(project, sensitivity, (${BRIEF_RING_ORDER}),
+       salience DESC, confidence DESC, created_at DESC, id, superseded_by, expires_at, scope, agent_profile, workflow_id, session_id)`,
+  ],
+];
+
+function ensureOwnIndexes(db: Db): void {
+  const present = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name GLOB 'agentscm_*'").all() as Array<{ name: string }>).map((r) => r.name));
+  const missing = OWN_INDEXES.filter(([name]) => !present.has(name));
+  if (missing.length > 0) writeTransaction(db, () => missing.forEach(([, ddl]) => db.exec(ddl)));
 }
 
 /**
