@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { openTreeRingReadOnly, recallSessionBrief } from '../../src/core/treering/index.js';
 import { eventFromRawJson, eventToJson, formatF64, newEvent, type MemoryEvent } from '../../src/core/treering/model.js';
 import { ftsQuery, scoreMemory, searchQueries, sessionBriefSql, terms } from '../../src/core/treering/recall.js';
-import { classifyText, detectTextSensitivity } from '../../src/core/treering/sensitivity.js';
+import { CATEGORY_PATTERNS, classifyText, detectTextSensitivity, SECRET_PATTERNS } from '../../src/core/treering/sensitivity.js';
 import { openWritable, writeTransaction } from '../../src/core/treering/store/schema.js';
 import { putInTransaction, redactInTransaction } from '../../src/core/treering/store/write.js';
 import { tempProject } from '../support/treering.js';
@@ -203,4 +203,36 @@ test('query terms: the ASCII fast path splits exactly as the Unicode word classe
   const ascii = Array.from({ length: 128 }, (_, i) => String.fromCharCode(i));
   const samples = [ascii.join(''), ascii.join(' '), ascii.map((c) => `a${c}b`).join(''), 'Fix the Cache-Layer 2x_y', ''];
   for (const s of samples) assert.deepEqual(terms(s), (s.match(unicodeWords) ?? []).map((t) => t.toLowerCase()), JSON.stringify(s));
+});
+
+test('sensitivity: skipping patterns by their needles never changes a classification', () => {
+  const reference = (text: string) => {
+    for (const p of SECRET_PATTERNS) if (p.re.test(text)) return 'secret';
+    for (const p of CATEGORY_PATTERNS) if (p.re.test(text)) return p.name;
+    return 'normal';
+  };
+  const samples = [
+    'sk-proj-abcdefghijklmnopqrstuvwxyz012345', `trcap_v1_${'ab'.repeat(32)}`, 'ghp_abcdefghijklmnopqrstuvwxyz', 'GHP_abcdefghijklmnopqrstuvwxyz',
+    'github_pat_abcdefghijklmnopqrstuvwxyz', 'AKIAABCDEFGHIJKLMNOP', 'akiaABCDEFGHIJKLMNOP', 'Authorization: BEARER abcdefghijklmnopqrstuvwxyz0123',
+    '-----BEGIN RSA PRIVATE KEY-----\nMIIx\n-----END RSA PRIVATE KEY-----', 'db_password = "hunter2"', 'DATABASE_URL=postgres://x', 'Api-Key=abc', 'x = y',
+    'Diagnosed last week', 'MEDICATION list', 'Bank Account 12', 'SALARY review', 'Court Order filed', 'SSN 123', "Driver's License", 'drivers license',
+    'passport renewal', 'K\u212Aelvin bearer', '\u0130bank account', 'ſalary', 'medi\u0441al', 'Use reversible migrations', '', 'mem_20260101_000000_abcdef012345',
+  ];
+  const alphabet = 'abcdeghiklmnoprstuvwyABDEGHIKLMPRSTY_-=:/ .\'"\n\u0130\u212A\u017F';
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % 1000) / 1000;
+  const words = ['sk-', 'ghp_', 'github_pat_', 'AKIA', 'bearer ', 'Bearer ', 'TOKEN=', 'diagnos', 'medical', 'salary', 'ssn', 'passport', 'lawsuit', 'tax return'];
+  for (let i = 0; i < 3000; i++) {
+    let s = '';
+    const n = 1 + Math.floor(rnd() * 12);
+    for (let k = 0; k < n; k++) s += rnd() < 0.3 ? words[Math.floor(rnd() * words.length)] : alphabet[Math.floor(rnd() * alphabet.length)]!.repeat(1 + Math.floor(rnd() * 24));
+    samples.push(s);
+  }
+  const seen = new Set<string>();
+  for (const s of samples) {
+    const want = reference(s);
+    seen.add(want);
+    assert.equal(classifyText(s), want, JSON.stringify(s));
+  }
+  assert.deepEqual([...seen].sort(), ['financial', 'health', 'legal', 'normal', 'personal_identifier', 'secret']);
 });

@@ -5,34 +5,57 @@
 import { AgentscmError } from '../errors.js';
 import type { MemoryEvent } from './model.js';
 
-const SECRET_PATTERNS: ReadonlyArray<readonly [string, RegExp]> = [
-  ['openai_key', /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/],
-  ['tree_ring_coordinator_capability', /trcap_v1_[A-Fa-f0-9]{64}/],
-  ['github_token', /\bgh[pousr]_[A-Za-z0-9_]{20,}\b/],
-  ['github_fine_grained_token', /\bgithub_pat_[A-Za-z0-9_]{20,}\b/],
-  ['aws_access_key', /\bAKIA[0-9A-Z]{16}\b/],
-  ['bearer_token', /\bBearer\s+[A-Za-z0-9._~+/=-]{20,}\b/i],
-  [
-    'private_key',
-    /-----BEGIN (?:(?:RSA|EC|OPENSSH|DSA|ENCRYPTED) )?PRIVATE KEY-----[\s\S]*?-----END (?:(?:RSA|EC|OPENSSH|DSA|ENCRYPTED) )?PRIVATE KEY-----/,
-  ],
-  [
-    'secret_assignment',
-    /\b(?:[A-Z0-9_]*(?:API[_-]?KEY|PRIVATE[_-]?KEY|SECRET(?:_ACCESS_KEY)?|TOKEN|PASSWORD|PASSWD|PWD)|DATABASE_URL)\s*=\s*(?:"[^"\n]*"|'[^'\n]*'|\S+)/i,
-  ],
+/**
+ * A pattern, and substrings one of which every text it matches contains: in the text as it is, or, for
+ * the case-insensitive patterns (`caseless`), in the text lowercased (a non-unicode /i pattern matches
+ * an ASCII letter only with that letter in either case, and lowercasing keeps ASCII runs intact). A text
+ * with none of them cannot match, so the pattern is neither compiled nor run for it: compiling these
+ * regular expressions was most of the first classification's cost in a cold process (the hook's).
+ */
+export interface SensitivityPattern {
+  readonly name: string;
+  readonly re: RegExp;
+  readonly needles: readonly string[];
+  readonly caseless: boolean;
+}
+
+export const SECRET_PATTERNS: readonly SensitivityPattern[] = [
+  { name: 'openai_key', re: /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/, needles: ['sk-'], caseless: false },
+  { name: 'tree_ring_coordinator_capability', re: /trcap_v1_[A-Fa-f0-9]{64}/, needles: ['trcap_v1_'], caseless: false },
+  { name: 'github_token', re: /\bgh[pousr]_[A-Za-z0-9_]{20,}\b/, needles: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], caseless: false },
+  { name: 'github_fine_grained_token', re: /\bgithub_pat_[A-Za-z0-9_]{20,}\b/, needles: ['github_pat_'], caseless: false },
+  { name: 'aws_access_key', re: /\bAKIA[0-9A-Z]{16}\b/, needles: ['AKIA'], caseless: false },
+  { name: 'bearer_token', re: /\bBearer\s+[A-Za-z0-9._~+/=-]{20,}\b/i, needles: ['bearer'], caseless: true },
+  {
+    name: 'private_key',
+    re: /-----BEGIN (?:(?:RSA|EC|OPENSSH|DSA|ENCRYPTED) )?PRIVATE KEY-----[\s\S]*?-----END (?:(?:RSA|EC|OPENSSH|DSA|ENCRYPTED) )?PRIVATE KEY-----/,
+    needles: ['-----BEGIN '],
+    caseless: false,
+  },
+  {
+    name: 'secret_assignment',
+    re: /\b(?:[A-Z0-9_]*(?:API[_-]?KEY|PRIVATE[_-]?KEY|SECRET(?:_ACCESS_KEY)?|TOKEN|PASSWORD|PASSWD|PWD)|DATABASE_URL)\s*=\s*(?:"[^"\n]*"|'[^'\n]*'|\S+)/i,
+    needles: ['='],
+    caseless: false,
+  },
 ];
 
-const CATEGORY_PATTERNS: ReadonlyArray<readonly [string, RegExp]> = [
-  ['health', /\b(?:diagnosis|diagnosed|medical|medication|prescription|therapy|hospital)\b/i],
-  ['financial', /\b(?:bank account|routing number|credit card|tax return|paystub|salary)\b/i],
-  ['legal', /\b(?:lawsuit|attorney|legal advice|court order|subpoena|contract dispute)\b/i],
-  ['personal_identifier', /\b(?:ssn|social security|passport|driver'?s license)\b/i],
+export const CATEGORY_PATTERNS: readonly SensitivityPattern[] = [
+  { name: 'health', re: /\b(?:diagnosis|diagnosed|medical|medication|prescription|therapy|hospital)\b/i, needles: ['diagnos', 'medica', 'prescription', 'therapy', 'hospital'], caseless: true },
+  { name: 'financial', re: /\b(?:bank account|routing number|credit card|tax return|paystub|salary)\b/i, needles: ['bank account', 'routing number', 'credit card', 'tax return', 'paystub', 'salary'], caseless: true },
+  { name: 'legal', re: /\b(?:lawsuit|attorney|legal advice|court order|subpoena|contract dispute)\b/i, needles: ['lawsuit', 'attorney', 'legal advice', 'court order', 'subpoena', 'contract dispute'], caseless: true },
+  { name: 'personal_identifier', re: /\b(?:ssn|social security|passport|driver'?s license)\b/i, needles: ['ssn', 'social security', 'passport', 'driver'], caseless: true },
 ];
 
 /** The classification of one text: "secret", a category, or "normal". Never echoes the text. */
 export function classifyText(text: string): string {
-  for (const [, re] of SECRET_PATTERNS) if (re.test(text)) return 'secret';
-  for (const [category, re] of CATEGORY_PATTERNS) if (re.test(text)) return category;
+  let lower: string | undefined;
+  const mayMatch = (p: SensitivityPattern) => {
+    const t = p.caseless ? (lower ??= text.toLowerCase()) : text;
+    return p.needles.some((n) => t.includes(n));
+  };
+  for (const p of SECRET_PATTERNS) if (mayMatch(p) && p.re.test(text)) return 'secret';
+  for (const p of CATEGORY_PATTERNS) if (mayMatch(p) && p.re.test(text)) return p.name;
   return 'normal';
 }
 
