@@ -16,8 +16,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type Docker from 'dockerode';
 import type { Readable } from 'node:stream';
+import type { EngineApi } from './engine-api.js';
 import { canonicalJson, canonicalJsonBytes, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import {
   collectorProfileDigest,
@@ -34,11 +34,8 @@ import {
   type TransferHeader,
 } from '../core/collector/transfer.js';
 import { sign, verificationKeyId } from '../core/crypto/ed25519.js';
-import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
 import { AgentscmError, conflict, localState } from '../core/errors.js';
 import { assertPrivateDir, ensurePrivateDir, lstatOrUndefined, publishCreateOnly, readPrivateFile, replaceDurably } from '../core/fs/safe.js';
-import type { SnapshotStore } from '../core/native/snapshot.js';
-import { MODE_EXEC, MODE_SYMLINK } from '../core/native/snapshot.js';
 import type { KeyPair } from '../core/crypto/ed25519.js';
 import { BoundedCapture, containerConfig, removeConfirmed, runInContainer, SNAPSHOT_MOUNT, StreamDemuxer, type OciRunResult } from './oci-run.js';
 import { engineFailure, statusOf } from './runtime-probe.js';
@@ -154,48 +151,7 @@ export function findExecution(stateDir: string, attemptId: string): { paths: Exe
 
 // ---- materialization -------------------------------------------------------------------------------
 
-/**
- * Writes the exact immutable snapshot into an owner-private directory whose last component is a single
- * digest of the attempt and revision. A leftover from a crashed run is removed first (it is derived data).
- */
-export function materialize(stateDir: string, snapshots: SnapshotStore, revision: string, attemptId: string): string {
-  const parent = path.join(stateDir, 'snapshots');
-  ensurePrivateDir(parent, 'collector snapshot parent');
-  const dir = path.join(parent, domainDigest(DOMAINS.snapshot, canonicalJsonBytes({ revision, attempt_id: attemptId })));
-  if (lstatOrUndefined(dir)) fs.rmSync(dir, { recursive: true, force: true });
-  const manifest = snapshots.manifest(revision);
-  if (!manifest) throw localState(`snapshot ${revision} is not in the local data dir`, 'SNAPSHOT_MISSING');
-  fs.mkdirSync(dir, { mode: 0o700 });
-  fs.chmodSync(dir, 0o700);
-  const made = new Set<string>();
-  for (const e of manifest.entries) {
-    const parts = e.path.split('/');
-    let cur = dir;
-    for (const p of parts.slice(0, -1)) {
-      cur = path.join(cur, p);
-      if (!made.has(cur)) {
-        const st = lstatOrUndefined(cur);
-        if (st && !st.isDirectory()) throw localState(`snapshot path ${e.path} crosses a non-directory`, 'SNAPSHOT_CORRUPT');
-        if (!st) fs.mkdirSync(cur, { mode: 0o755 });
-        made.add(cur);
-      }
-    }
-    const target = path.join(dir, e.path);
-    const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
-    if (body === undefined || body === 'limit' || createHash('sha256').update(body).digest('hex') !== e.sha256) throw localState(`snapshot blob of ${e.path} is missing or corrupt`, 'SNAPSHOT_CORRUPT');
-    if (e.mode === MODE_SYMLINK) fs.symlinkSync(body.toString('utf8'), target);
-    else {
-      // O_EXCL|O_NOFOLLOW: never write through a link planted in the fresh tree.
-      const fd = fs.openSync(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, e.mode === MODE_EXEC ? 0o755 : 0o644);
-      try {
-        fs.writeSync(fd, body);
-      } finally {
-        fs.closeSync(fd);
-      }
-    }
-  }
-  return dir;
-}
+export { discardStaged, placeSnapshot, stageSnapshot } from './snapshot-stage.js';
 
 // ---- running and recovering ------------------------------------------------------------------------
 
@@ -203,7 +159,10 @@ export function materialize(stateDir: string, snapshots: SnapshotStore, revision
 export interface RunOutcome {
   readonly result: Pick<OciRunResult, 'exitCode' | 'timedOut' | 'oomKilled' | 'stdout' | 'stderr' | 'startedAt' | 'finishedAt' | 'removed'>;
   readonly recovered: boolean;
-  /** Wall time of runInContainer (create to confirmed removal); 0 for a recovered run. */
+  /**
+   * Wall time of the container's run (create to confirmed removal) without the collector's own work
+   * in between (runtime check, container.json); 0 for a recovered run.
+   */
   readonly elapsedMs: number;
 }
 
@@ -212,9 +171,9 @@ interface ContainerState {
   readonly started: boolean;
 }
 
-async function inspectByName(docker: Docker, name: string): Promise<ContainerState> {
+async function inspectByName(api: EngineApi, name: string): Promise<ContainerState> {
   try {
-    const info = (await docker.getContainer(name).inspect()) as { State?: { Status?: string; StartedAt?: string } };
+    const info = await api.containerInspect(name);
     const st = info.State ?? {};
     const started = st.Status !== 'created' && st.Status !== 'configured' && !(st.StartedAt ?? '').startsWith('0001-01-01');
     return { exists: true, started };
@@ -228,35 +187,34 @@ async function inspectByName(docker: Docker, name: string): Promise<ContainerSta
  * Completes the record of a container that a crashed collector started: waits for it to end (killing it
  * at the recipe's timeout, counted from its start), reads its bounded output, removes it with confirmation.
  */
-async function recoverStarted(docker: Docker, name: string, timeoutMs: number, maxOutput: number): Promise<RunOutcome> {
-  const c = docker.getContainer(name);
-  let info = (await c.inspect()) as { State?: { Running?: boolean; StartedAt?: string } };
+async function recoverStarted(api: EngineApi, name: string, timeoutMs: number, maxOutput: number): Promise<RunOutcome> {
+  let info = await api.containerInspect(name);
   let timedOut = false;
   if (info.State?.Running) {
     const started = Date.parse(info.State.StartedAt ?? '') || Date.now();
     const left = Math.max(0, started + timeoutMs - Date.now());
-    const waited = await Promise.race([c.wait().then(() => 'done' as const), new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), left))]);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([api.containerWait(name).then(() => 'done' as const), new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left)))]);
+    clearTimeout(timer);
     if (waited === 'timeout') {
       timedOut = true;
-      await c.kill({ signal: 'SIGKILL' }).catch(() => undefined);
-      await c.wait();
+      await api.containerKill(name, 'SIGKILL').catch(() => undefined);
+      await api.containerWait(name);
     }
   }
-  info = (await c.inspect()) as typeof info;
-  const state = (info as { State?: { ExitCode?: number; OOMKilled?: boolean; StartedAt?: string; FinishedAt?: string } }).State ?? {};
+  info = await api.containerInspect(name);
+  const state = info.State ?? {};
   const out = new BoundedCapture(maxOutput);
   const err = new BoundedCapture(maxOutput);
-  const logs = (await c.logs({ stdout: true, stderr: true, follow: true })) as unknown as Readable | Buffer;
+  const logs: Readable = await api.containerLogs(name);
   const demux = new StreamDemuxer(out, err);
-  if (Buffer.isBuffer(logs)) demux.push(logs);
-  else
-    await new Promise<void>((resolve) => {
-      logs.on('data', (b: Buffer) => demux.push(b));
-      logs.once('end', () => resolve());
-      logs.once('close', () => resolve());
-      logs.once('error', () => resolve());
-    });
-  const removed = await removeConfirmed(docker, name);
+  await new Promise<void>((resolve) => {
+    logs.on('data', (b: Buffer) => demux.push(b));
+    logs.once('end', () => resolve());
+    logs.once('close', () => resolve());
+    logs.once('error', () => resolve());
+  });
+  const removed = await removeConfirmed(api, name);
   const now = new Date().toISOString();
   return {
     recovered: true,
@@ -275,7 +233,7 @@ async function recoverStarted(docker: Docker, name: string, timeoutMs: number, m
 }
 
 export interface RunInputs {
-  readonly docker: Docker;
+  readonly api: EngineApi;
   readonly paths: ExecutionPaths;
   readonly reservation: Reservation;
   readonly profile: CollectorProfile;
@@ -292,11 +250,11 @@ export interface RunInputs {
 export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
   const name = i.reservation.container_name;
   const recipe = i.profile.recipe;
-  const st = await inspectByName(i.docker, name);
-  if (st.exists && st.started) return recoverStarted(i.docker, name, recipe.timeout_ms, recipe.max_output_bytes);
+  const st = await inspectByName(i.api, name);
+  if (st.exists && st.started) return recoverStarted(i.api, name, recipe.timeout_ms, recipe.max_output_bytes);
   if (st.exists) {
     // Created by a collector that died before starting it: the command never ran.
-    if (!(await removeConfirmed(i.docker, name))) throw localState(`cannot remove the never-started container ${name}`, 'CLEANUP_FAILED');
+    if (!(await removeConfirmed(i.api, name))) throw localState(`cannot remove the never-started container ${name}`, 'CLEANUP_FAILED');
   } else if (lstatOrUndefined(i.paths.container)) {
     throw conflict(
       `the execution of attempt ${i.attemptId} is uncertain: its container was created but is gone and no record was retained; it is never rerun (reconcile the attempt)`,
@@ -305,7 +263,10 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
   }
   const snapshotDir = i.snapshotDir();
   const t0 = performance.now();
-  const result = await runInContainer(i.docker, {
+  // The collector's own work between creation and start (the runtime identity check, the durable
+  // container.json) is not the container's run: it is kept out of elapsedMs.
+  let ownMs = 0;
+  const result = await runInContainer(i.api, {
     imageId: recipe.image_id,
     argv: recipe.argv,
     snapshotDir,
@@ -315,12 +276,17 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
     name,
     labels: { 'io.agentscm.attempt': i.attemptId },
     onCreated: async (id) => {
-      await i.beforeStart?.();
-      publishCreateOnly(i.paths.container, canonicalJson({ container_id: id, name }) + '\n');
+      const t = performance.now();
+      try {
+        await i.beforeStart?.();
+        publishCreateOnly(i.paths.container, canonicalJson({ container_id: id, name }) + '\n');
+      } finally {
+        ownMs += performance.now() - t;
+      }
     },
     onStarted: () => faultPoint('after-start'),
   });
-  return { result, recovered: false, elapsedMs: Math.round(performance.now() - t0) };
+  return { result, recovered: false, elapsedMs: Math.round(performance.now() - t0 - ownMs) };
 }
 
 /** The isolation the run asked the engine for, read from the exact configuration runInContainer uses. */

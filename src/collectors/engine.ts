@@ -1,6 +1,7 @@
 // The connection to a Docker Engine API endpoint (Docker itself, or podman's `podman system service`).
-// Only this module and its siblings under src/collectors import dockerode, so that commands which never
-// touch a container (and the hooks above all) never pay for loading it.
+// The collector's own calls go through EngineApi (plain HTTP, nothing to load). dockerode is loaded only
+// when `.docker` is first used (the test image import, the tests' independent view of the engine), and
+// only from this module, so collect, runtime-probe and the hooks never pay for it.
 //
 // Where the endpoint comes from, first match wins: `--docker-host URL`, then DOCKER_HOST, then the
 // well-known sockets (Docker's, then podman's rootful and rootless ones). An explicit URL is never
@@ -8,10 +9,12 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { AgentscmError, usageError } from '../core/errors.js';
+import { EngineApi, type EngineAddress } from './engine-api.js';
 
 export type EngineSource = 'flag' | 'env' | 'default' | 'started';
 
@@ -22,8 +25,29 @@ export interface EngineEndpoint {
 }
 
 export interface EngineConnection {
+  /** The collector's client: direct HTTP, no dependencies. */
+  readonly api: EngineApi;
+  /** dockerode on the same endpoint, loaded on first use (image import, tests). */
   readonly docker: Docker;
   readonly endpoint: EngineEndpoint;
+}
+
+const requireLazy = createRequire(import.meta.url);
+
+/** A connection whose dockerode client is created (and its module loaded) only when first used. */
+function connection(address: EngineAddress, endpoint: EngineEndpoint): EngineConnection {
+  let docker: Docker | undefined;
+  return {
+    api: new EngineApi(address),
+    endpoint,
+    get docker(): Docker {
+      if (!docker) {
+        const DockerCtor = requireLazy('dockerode') as typeof Docker;
+        docker = new DockerCtor('host' in address ? { ...address, protocol: 'http' } : { ...address });
+      }
+      return docker;
+    },
+  };
 }
 
 /** How long one `/_ping` may take before the endpoint counts as not answering. */
@@ -36,8 +60,8 @@ export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE'
   return new AgentscmError('RUNTIME_UNAVAILABLE', code, message, detail);
 }
 
-/** Parses unix:///abs/path or tcp://host:port into dockerode options. Anything else is a usage error. */
-export function dockerOptionsFor(url: string): Docker.DockerOptions {
+/** Parses unix:///abs/path or tcp://host:port into an engine address. Anything else is a usage error. */
+export function engineAddressFor(url: string): EngineAddress {
   if (url.startsWith('unix://')) {
     const p = url.slice('unix://'.length);
     if (!path.isAbsolute(p)) throw usageError(`docker host ${JSON.stringify(url)}: a unix socket URL needs an absolute path (unix:///path)`);
@@ -51,7 +75,7 @@ export function dockerOptionsFor(url: string): Docker.DockerOptions {
       throw usageError(`docker host ${JSON.stringify(url)} is not a valid tcp://HOST:PORT URL`);
     }
     if (u.port === '' || (u.pathname !== '/' && u.pathname !== '')) throw usageError(`docker host ${JSON.stringify(url)}: expected tcp://HOST:PORT`);
-    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port), protocol: 'http' };
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) };
   }
   throw usageError(`docker host ${JSON.stringify(url)}: only unix:///path and tcp://host:port are supported`);
 }
@@ -76,17 +100,16 @@ export function engineCandidates(dockerHost: string | undefined, env: NodeJS.Pro
 }
 
 /** True when the endpoint answers `/_ping` within the timeout. Never throws. */
-export async function pingEngine(docker: Docker, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+export async function pingEngine(api: EngineApi, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const answer = await Promise.race([
-      docker.ping(),
+      api.ping(),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
       }),
     ]);
-    const text = Buffer.isBuffer(answer) ? answer.toString('utf8') : String(answer);
-    return text.trim() === 'OK';
+    return answer.trim() === 'OK';
   } catch {
     return false;
   } finally {
@@ -103,8 +126,8 @@ export async function connectEngine(opts: { dockerHost?: string | undefined; env
   const env = opts.env ?? process.env;
   const candidates = engineCandidates(opts.dockerHost, env);
   for (const endpoint of candidates) {
-    const docker = new Docker(dockerOptionsFor(endpoint.url));
-    if (await pingEngine(docker)) return { docker, endpoint };
+    const c = connection(engineAddressFor(endpoint.url), endpoint);
+    if (await pingEngine(c.api)) return c;
   }
   if (candidates.length === 1 && candidates[0]!.source !== 'default') {
     const c = candidates[0]!;
@@ -136,9 +159,7 @@ export function podmanInstalled(env: NodeJS.ProcessEnv = process.env): boolean {
   return r.status === 0;
 }
 
-export interface StartedService {
-  readonly endpoint: EngineEndpoint;
-  readonly docker: Docker;
+export interface StartedService extends EngineConnection {
   /** Whether this process started the service (and so must stop it). */
   readonly owned: boolean;
   /** Stops the service if this process started it; removes its private directory. Idempotent. */
@@ -158,7 +179,7 @@ export async function startPodmanServiceIfNeeded(
   const explicit = opts.dockerHost !== undefined || (env.DOCKER_HOST !== undefined && env.DOCKER_HOST !== '');
   try {
     const c = await connectEngine({ dockerHost: opts.dockerHost, env });
-    return { ...c, owned: false, stop: async () => {} };
+    return Object.assign(c, { owned: false, stop: async () => {} });
   } catch (e) {
     // A named endpoint that does not answer is the operator's choice: never substitute another one.
     if (explicit) throw e;
@@ -208,11 +229,11 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
   };
   process.once('exit', onExit);
 
-  const docker = new Docker({ socketPath: socket });
+  const conn = connection({ socketPath: socket }, { url, source: 'started' });
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   let answering = false;
   while (!exited && Date.now() < deadline) {
-    if (fs.existsSync(socket) && (await pingEngine(docker, 1_000))) {
+    if (fs.existsSync(socket) && (await pingEngine(conn.api, 1_000))) {
       answering = true;
       break;
     }
@@ -235,5 +256,5 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
     const why = stderr.trim().split('\n').pop() ?? '';
     throw runtimeUnavailable(`podman system service did not answer on ${url}${why ? `: ${why}` : ''}`, 'ENGINE_START_FAILED');
   }
-  return { endpoint: { url, source: 'started' }, docker, owned: true, stop };
+  return Object.assign(conn, { owned: true, stop });
 }

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
-import type Docker from 'dockerode';
+import type { EngineApi } from './engine-api.js';
 import { badInput } from '../core/errors.js';
 import { runtimeUnavailable } from './engine.js';
 import { engineFailure, inspectPinnedImage, statusOf } from './runtime-probe.js';
@@ -91,11 +91,40 @@ function validate(spec: OciRunSpec): void {
   if (!Number.isSafeInteger(spec.maxOutputBytes) || spec.maxOutputBytes < 0) throw badInput('output bound must be a non-negative byte count', 'BAD_OUTPUT_BOUND');
 }
 
+/** The create body of the Docker Engine API, as far as the collector sets it. */
+export interface ContainerCreateConfig {
+  Image: string;
+  Entrypoint: string[];
+  Cmd: string[];
+  WorkingDir: string;
+  Env: string[];
+  Labels: Record<string, string>;
+  Tty: boolean;
+  OpenStdin: boolean;
+  StdinOnce: boolean;
+  AttachStdin: boolean;
+  AttachStdout: boolean;
+  AttachStderr: boolean;
+  NetworkDisabled: boolean;
+  HostConfig: {
+    NetworkMode: string;
+    Binds: string[];
+    ReadonlyRootfs: boolean;
+    Tmpfs: Record<string, string>;
+    Privileged: boolean;
+    CapDrop: string[];
+    SecurityOpt: string[];
+    Ulimits: { Name: string; Soft: number; Hard: number }[];
+    PidsLimit: number;
+    AutoRemove: boolean;
+    RestartPolicy: { Name: string };
+  };
+}
+
 /** The container configuration, exposed so tests and the record builder can see exactly what was asked. */
-export function containerConfig(spec: OciRunSpec): Docker.ContainerCreateOptions {
+export function containerConfig(spec: OciRunSpec): ContainerCreateConfig {
   const ulimits = spec.ulimits ?? DEFAULT_ULIMITS;
   return {
-    ...(spec.name !== undefined ? { name: spec.name } : {}),
     Image: spec.imageId,
     Entrypoint: [spec.argv[0]!],
     Cmd: spec.argv.slice(1),
@@ -133,11 +162,11 @@ export function containerConfig(spec: OciRunSpec): Docker.ContainerCreateOptions
  * transient 409 ("preparing container … for attach: write child: broken pipe"); since the container
  * has not started, nothing has run and attaching again is safe. A few tries, then the error stands.
  */
-async function attachBeforeStart(container: Docker.Container): Promise<Readable> {
+async function attachBeforeStart(api: EngineApi, containerId: string): Promise<Readable> {
   const tries = 4;
   for (let i = 1; ; i++) {
     try {
-      return (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
+      return await api.containerAttach(containerId);
     } catch (e) {
       const status = statusOf(e);
       if (i >= tries || (status !== 409 && status !== 500)) throw engineFailure('attaching to the container', e);
@@ -147,29 +176,28 @@ async function attachBeforeStart(container: Docker.Container): Promise<Readable>
 }
 
 /** Runs the spec. Throws only when nothing ran (bad spec, engine unreachable, image missing). */
-export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<OciRunResult> {
+export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<OciRunResult> {
   validate(spec);
-  await inspectPinnedImage(docker, spec.imageId);
+  await inspectPinnedImage(api, spec.imageId);
 
-  let container: Docker.Container;
+  let containerId: string;
   try {
-    container = await docker.createContainer(containerConfig(spec));
+    containerId = await api.containerCreate(containerConfig(spec) as unknown as Record<string, unknown>, spec.name);
   } catch (e) {
     if (statusOf(e) === 404) throw runtimeUnavailable(`image ${spec.imageId} is not present in the container engine (it is never pulled)`, 'IMAGE_MISSING');
     throw engineFailure('creating the container', e);
   }
-  const containerId = container.id;
   let removed = false;
   try {
     await spec.onCreated?.(containerId);
     const out = new BoundedCapture(spec.maxOutputBytes);
     const err = new BoundedCapture(spec.maxOutputBytes);
-    const stream = await attachBeforeStart(container);
+    const stream = await attachBeforeStart(api, containerId);
     const streamDone = demultiplex(stream, out, err);
 
     const hostStart = new Date().toISOString();
     try {
-      await container.start();
+      await api.containerStart(containerId);
     } catch (e) {
       throw engineFailure('starting the container', e);
     }
@@ -182,15 +210,15 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
     });
     let waited: { StatusCode?: number } | 'timeout';
     try {
-      waited = await Promise.race([container.wait() as Promise<{ StatusCode?: number }>, timeout]);
+      waited = await Promise.race([api.containerWait(containerId), timeout]);
       if (waited === 'timeout') {
         timedOut = true;
-        await container.kill({ signal: 'SIGKILL' }).catch((e: unknown) => {
+        await api.containerKill(containerId, 'SIGKILL').catch((e: unknown) => {
           // 304/409: it stopped by itself between the timer and the kill.
           const s = statusOf(e);
           if (s !== 304 && s !== 409) throw e;
         });
-        waited = (await container.wait()) as { StatusCode?: number };
+        waited = await api.containerWait(containerId);
       }
     } catch (e) {
       throw engineFailure('waiting for the container', e);
@@ -207,12 +235,12 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
 
     let state: { ExitCode?: number; StartedAt?: string; FinishedAt?: string; OOMKilled?: boolean } = {};
     try {
-      state = ((await container.inspect()) as { State?: typeof state }).State ?? {};
+      state = (await api.containerInspect(containerId)).State ?? {};
     } catch {
       // the wait result and host clock still describe the run
     }
     const exitCode = typeof waited.StatusCode === 'number' ? waited.StatusCode : (state.ExitCode ?? -1);
-    removed = await removeConfirmed(docker, containerId);
+    removed = await removeConfirmed(api, containerId);
     // The engine's own times, unless it reports them out of order (podman can, for a command that ends
     // within the same instant it starts); then the host clock's pair, taken around start and wait.
     let startedAt = engineTime(state.StartedAt) ?? hostStart;
@@ -231,7 +259,7 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
       removed,
     };
   } finally {
-    if (!removed) await removeConfirmed(docker, containerId).catch(() => false);
+    if (!removed) await removeConfirmed(api, containerId).catch(() => false);
   }
 }
 
@@ -239,18 +267,17 @@ export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<
  * Force-removes a container (and its anonymous volumes) and confirms it is gone: true only when the
  * following inspect answers 404. Also the way to clean up a leftover found by name after a crash.
  */
-export async function removeConfirmed(docker: Docker, idOrName: string): Promise<boolean> {
-  const c = docker.getContainer(idOrName);
+export async function removeConfirmed(api: EngineApi, idOrName: string): Promise<boolean> {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await c.remove({ force: true, v: true });
+      await api.containerRemove(idOrName, { force: true, volumes: true });
     } catch (e) {
       if (statusOf(e) !== 404) {
         await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
       }
     }
     try {
-      await c.inspect();
+      await api.containerInspect(idOrName);
     } catch (e) {
       if (statusOf(e) === 404) return true;
     }
@@ -259,9 +286,9 @@ export async function removeConfirmed(docker: Docker, idOrName: string): Promise
 }
 
 /** True when a container of that id or name exists (any state). */
-export async function containerExists(docker: Docker, idOrName: string): Promise<boolean> {
+export async function containerExists(api: EngineApi, idOrName: string): Promise<boolean> {
   try {
-    await docker.getContainer(idOrName).inspect();
+    await api.containerInspect(idOrName);
     return true;
   } catch (e) {
     if (statusOf(e) === 404) return false;

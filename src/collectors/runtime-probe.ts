@@ -6,10 +6,10 @@
 // merely configured runtimes are left out: they change without the backend changing, and a digest that
 // moves on every reboot would make profiles useless.
 
-import type Docker from 'dockerode';
 import { canonicalJsonBytes, type JsonValue } from '../core/canonical/json.js';
 import { domainDigest, DOMAINS } from '../core/crypto/digest.js';
 import { badInput } from '../core/errors.js';
+import type { EngineApi, EngineVersion } from './engine-api.js';
 import { runtimeUnavailable } from './engine.js';
 
 export const RUNTIME_IDENTITY_VERSION = 1;
@@ -45,11 +45,11 @@ export function assertPinnedImageId(image: string): void {
  * Inspects an image strictly by its full ID. Never pulls: a missing image is RUNTIME_UNAVAILABLE, and an
  * engine that answers with a different ID (a prefix match, say) is refused.
  */
-export async function inspectPinnedImage(docker: Docker, imageId: string): Promise<Docker.ImageInspectInfo> {
+export async function inspectPinnedImage(api: EngineApi, imageId: string): Promise<{ Id?: unknown }> {
   assertPinnedImageId(imageId);
-  let info: Docker.ImageInspectInfo;
+  let info: { Id?: unknown };
   try {
-    info = await docker.getImage(imageId).inspect();
+    info = await api.imageInspect(imageId);
   } catch (e) {
     if (statusOf(e) === 404) throw runtimeUnavailable(`image ${imageId} is not present in the container engine (it is never pulled)`, 'IMAGE_MISSING', { image_id: imageId });
     throw engineFailure('inspecting the image', e);
@@ -66,36 +66,67 @@ interface VersionComponent {
   Details?: Record<string, unknown>;
 }
 
-/** Observes the engine and the pinned image and builds the identity and its digest. */
-type EngineVersion = Docker.DockerVersion & { Components?: VersionComponent[]; Platform?: { Name?: string }; MinAPIVersion?: string };
-
-/** What the engine says about itself (slow on podman: about a second); independent of any image. */
+/** What the engine says about itself, independent of any image. */
 export interface EngineFacts {
   readonly version: EngineVersion;
-  readonly info: { DefaultRuntime?: unknown };
+  /** The engine's default OCI runtime ('unknown' when it names none). */
+  readonly runtimeName: string;
 }
 
-export async function probeEngine(docker: Docker): Promise<EngineFacts> {
+function componentsOf(version: EngineVersion): VersionComponent[] {
+  return Array.isArray(version.Components) ? (version.Components as VersionComponent[]) : [];
+}
+
+const PODMAN_RUNTIME_COMPONENT = /^OCI Runtime \((.+)\)$/;
+
+/**
+ * The default OCI runtime as podman's /version names it. podman lists exactly one "OCI Runtime (NAME)"
+ * component, built from its default runtime, whose NAME is the configured engine runtime that /info
+ * reports as DefaultRuntime; so /version alone gives the same identity, and podman answers /version and
+ * /info each by gathering its whole host information (about half a second here), so asking only once
+ * halves the probe's load on the engine. Anything else (Docker, a podman that lists no runtime) is
+ * undefined: the caller then asks /info, as before.
+ */
+export function podmanDefaultRuntime(version: EngineVersion): string | undefined {
+  const components = componentsOf(version);
+  if (!components.some((c) => c.Name === 'Podman Engine')) return undefined;
+  const named = components.map((c) => (typeof c.Name === 'string' ? PODMAN_RUNTIME_COMPONENT.exec(c.Name)?.[1] : undefined)).filter((n): n is string => n !== undefined);
+  return named.length === 1 ? named[0] : undefined;
+}
+
+/** /info's DefaultRuntime, as the identity records it. */
+export function defaultRuntimeOf(info: { DefaultRuntime?: unknown }): string {
+  return typeof info.DefaultRuntime === 'string' && info.DefaultRuntime !== '' ? info.DefaultRuntime : 'unknown';
+}
+
+/** Reads the engine's facts: /version, and /info only when /version does not name the default runtime. */
+export async function probeEngine(api: EngineApi): Promise<EngineFacts> {
   try {
-    const [version, info] = (await Promise.all([docker.version(), docker.info()])) as [EngineVersion, { DefaultRuntime?: unknown }];
-    return { version, info };
+    const version = await api.version();
+    const runtimeName = podmanDefaultRuntime(version) ?? defaultRuntimeOf(await api.info());
+    return { version, runtimeName };
   } catch (e) {
     throw engineFailure('reading the engine version', e);
   }
 }
 
-export async function probeRuntime(docker: Docker, imageId: string, facts?: Promise<EngineFacts>): Promise<RuntimeProbe> {
+/** Observes the engine and the pinned image and builds the identity and its digest. */
+export async function probeRuntime(api: EngineApi, imageId: string, facts?: Promise<EngineFacts>): Promise<RuntimeProbe> {
   assertPinnedImageId(imageId);
   // The reads are independent; asking concurrently keeps the probe off collect's critical path.
-  const image = inspectPinnedImage(docker, imageId);
+  const image = inspectPinnedImage(api, imageId);
   image.catch(() => undefined);
-  const { version, info } = await (facts ?? probeEngine(docker));
+  const engineFacts = await (facts ?? probeEngine(api));
   await image;
+  return identityOf(engineFacts, imageId);
+}
 
-  const components = Array.isArray(version.Components) ? version.Components : [];
+/** The identity and its digest from the engine's facts and the (inspected) pinned image. */
+export function identityOf(facts: EngineFacts, imageId: string): RuntimeProbe {
+  const { version, runtimeName } = facts;
+  const components = componentsOf(version);
   const podman = components.find((c) => c.Name === 'Podman Engine');
   const engineName = podman ? 'podman' : components.some((c) => c.Name === 'Engine') ? 'docker' : 'unknown';
-  const runtimeName = typeof info.DefaultRuntime === 'string' && info.DefaultRuntime !== '' ? info.DefaultRuntime : 'unknown';
   // podman names the component "OCI Runtime (runc)"; Docker lists "runc" (its default runtime binary).
   const runtimeComponent =
     components.find((c) => c.Name === `OCI Runtime (${runtimeName})`) ?? components.find((c) => c.Name === runtimeName);

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type Docker from 'dockerode';
-import { probeRuntime, runtimeIdentityBytes } from '../../src/collectors/runtime-probe.js';
+import type { EngineApi } from '../../src/collectors/engine-api.js';
+import { defaultRuntimeOf, identityOf, podmanDefaultRuntime, probeRuntime, runtimeIdentityBytes } from '../../src/collectors/runtime-probe.js';
 import { domainDigest, DOMAINS } from '../../src/core/crypto/digest.js';
 import { agentscm, json } from '../support/cli.js';
 import { ensureEngine, ensureTestImage } from '../support/engine.js';
@@ -13,6 +14,7 @@ const MISSING = `sha256:${'0'.repeat(63)}1`;
 
 describe('agent-task runtime-probe', () => {
   let docker: Docker;
+  let api: EngineApi;
   let url: string;
   let image: string;
   let variant: string;
@@ -20,14 +22,15 @@ describe('agent-task runtime-probe', () => {
   before(async () => {
     const e = await ensureEngine();
     docker = e.docker;
+    api = e.api;
     url = e.endpoint.url;
     image = await ensureTestImage(docker);
     variant = await ensureTestImage(docker, 'probe-b');
   });
 
   it('gives the same digest for two probes of the same engine and image', async () => {
-    const a = await probeRuntime(docker, image);
-    const b = await probeRuntime(docker, image);
+    const a = await probeRuntime(api, image);
+    const b = await probeRuntime(api, image);
     assert.equal(a.digest, b.digest);
     assert.deepEqual(a.canonical, b.canonical);
     assert.equal(a.digest, domainDigest(DOMAINS.runtimeIdentity, runtimeIdentityBytes(a.identity)));
@@ -38,16 +41,28 @@ describe('agent-task runtime-probe', () => {
     assert.match(a.canonical.toString('utf8'), /^\{"version":1,"engine":\{"name":"[a-z]+","version":/);
   });
 
+  it('computes the same identity from /version alone as with /info\'s DefaultRuntime', async () => {
+    // The probe asks podman only /version; profiles pinned before that were computed with /info's
+    // DefaultRuntime. Both must give the same digest on the real engine.
+    const version = await api.version();
+    const info = await api.info();
+    const withInfo = identityOf({ version, runtimeName: defaultRuntimeOf(info) }, image);
+    const probe = await probeRuntime(api, image);
+    assert.equal(probe.digest, withInfo.digest);
+    assert.deepEqual(probe.identity, withInfo.identity);
+    if (probe.identity.engine.name === 'podman') assert.equal(podmanDefaultRuntime(version), defaultRuntimeOf(info));
+  });
+
   it('gives a different digest for a different image', async () => {
     assert.notEqual(image, variant);
-    const a = await probeRuntime(docker, image);
-    const b = await probeRuntime(docker, variant);
+    const a = await probeRuntime(api, image);
+    const b = await probeRuntime(api, variant);
     assert.notEqual(a.digest, b.digest);
     assert.deepEqual({ ...a.identity, image_id: '' }, { ...b.identity, image_id: '' });
   });
 
   it('prints the identity and digest through the CLI, the same as the library computes', async () => {
-    const lib = await probeRuntime(docker, image);
+    const lib = await probeRuntime(api, image);
     const r = agentscm(['agent-task', 'runtime-probe', '--docker-host', url, '--image', image, '--json']);
     assert.equal(r.code, 0, r.stderr);
     const doc = json(r);

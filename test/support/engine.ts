@@ -6,9 +6,13 @@
 // and cached under a fixed tag, so repeated runs reuse them.
 
 import type Docker from 'dockerode';
+import type { EngineApi } from '../../src/collectors/engine-api.js';
 import { connectEngine, startPodmanService, type EngineEndpoint } from '../../src/collectors/engine.js';
 
 export interface TestEngine {
+  /** The collector's own client. */
+  readonly api: EngineApi;
+  /** dockerode: the tests' independent view of the engine (listing, events, image import). */
   readonly docker: Docker;
   readonly endpoint: EngineEndpoint;
 }
@@ -33,7 +37,7 @@ async function acquire(): Promise<TestEngine> {
     const started = await startPodmanService({ env: withoutDockerHost(process.env), timeoutMs: 60_000 });
     // stop() also runs on process exit (engine.ts registers it); the service must not outlive the tests.
     process.once('beforeExit', () => void started.stop());
-    return { docker: started.docker, endpoint: started.endpoint };
+    return started;
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     throw new Error(

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { dockerOptionsFor, engineCandidates } from '../../src/collectors/engine.js';
+import { engineAddressFor, engineCandidates } from '../../src/collectors/engine.js';
 import { BoundedCapture, containerConfig, StreamDemuxer } from '../../src/collectors/oci-run.js';
 import { isAgentscmError } from '../../src/core/errors.js';
 
@@ -60,10 +60,10 @@ describe('oci stream handling', () => {
   });
 
   it('parses unix and tcp engine URLs and refuses others', () => {
-    assert.deepEqual(dockerOptionsFor('unix:///run/podman/podman.sock'), { socketPath: '/run/podman/podman.sock' });
-    assert.deepEqual(dockerOptionsFor('tcp://127.0.0.1:2375'), { host: '127.0.0.1', port: 2375, protocol: 'http' });
+    assert.deepEqual(engineAddressFor('unix:///run/podman/podman.sock'), { socketPath: '/run/podman/podman.sock' });
+    assert.deepEqual(engineAddressFor('tcp://127.0.0.1:2375'), { host: '127.0.0.1', port: 2375 });
     for (const bad of ['unix://relative.sock', 'tcp://host', 'ssh://user@host', 'http://x:1', '/var/run/docker.sock']) {
-      assert.throws(() => dockerOptionsFor(bad), (e: unknown) => isAgentscmError(e) && e.kind === 'USAGE', bad);
+      assert.throws(() => engineAddressFor(bad), (e: unknown) => isAgentscmError(e) && e.kind === 'USAGE', bad);
     }
   });
 

@@ -5,10 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { subjectToJson } from '../../core/authority/plan.js';
 import type { JsonValue } from '../../core/canonical/json.js';
-import { CollectorClaimAnswer, DescriptorAnswer, FinalizeAnswer, UploadAnswer } from '../../core/contract/collector.js';
-import { formatIssues } from '../../core/contract/common.js';
-import { LEASE_MAX_MS, LEASE_MIN_MS } from '../../core/contract/mutations.js';
-import { ANSWER_MAX_BYTES, ANSWERS } from '../../core/contract/ops.js';
+import { ANSWER_MAX_BYTES } from '../../core/contract/bounds.js';
 import { AgentscmError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
@@ -24,13 +21,27 @@ import { idArg, idOpt, intOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
 
-const SCHEMAS = {
-  collector_claim: CollectorClaimAnswer,
-  collector_descriptor: DescriptorAnswer,
-  collector_finalize: FinalizeAnswer,
-  collector_upload: UploadAnswer,
-  status: ANSWERS.status,
-} as const;
+// The answer schemas (zod, ~150 ms to load) are imported when the first request is already on its
+// way, so loading them overlaps the Hub's answer instead of delaying the request.
+async function loadSchemas() {
+  const [collector, common, ops] = await Promise.all([import('../../core/contract/collector.js'), import('../../core/contract/common.js'), import('../../core/contract/ops.js')]);
+  const schemas = {
+    collector_claim: collector.CollectorClaimAnswer,
+    collector_descriptor: collector.DescriptorAnswer,
+    collector_finalize: collector.FinalizeAnswer,
+    collector_upload: collector.UploadAnswer,
+    status: ops.ANSWERS.status,
+  } as const;
+  return { schemas, formatIssues: common.formatIssues, Descriptor: collector.Descriptor };
+}
+let schemasLoading: ReturnType<typeof loadSchemas> | undefined;
+/** The answer schemas and the descriptor schema, loaded once. */
+export function answerSchemas(): ReturnType<typeof loadSchemas> {
+  schemasLoading ??= loadSchemas();
+  return schemasLoading;
+}
+
+type SchemaOp = 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'collector_upload' | 'status';
 
 export class CollectorSession {
   readonly client: HubClient;
@@ -45,18 +56,22 @@ export class CollectorSession {
     });
   }
 
-  private check(op: keyof typeof SCHEMAS, answer: JsonValue): Record<string, JsonValue> {
-    const r = (SCHEMAS[op] as z.ZodType).safeParse(answer);
+  private async check(op: SchemaOp, pending: Promise<JsonValue>): Promise<Record<string, JsonValue>> {
+    const loading = answerSchemas();
+    loading.catch(() => undefined);
+    const answer = await pending;
+    const { schemas, formatIssues } = await loading;
+    const r = (schemas[op] as z.ZodType).safeParse(answer);
     if (!r.success) throw malformed(formatIssues(r.error));
     return answer as Record<string, JsonValue>;
   }
 
-  async call(op: 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'status', body: JsonValue): Promise<Record<string, JsonValue>> {
-    return this.check(op, await this.client.call(body));
+  call(op: 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'status', body: JsonValue): Promise<Record<string, JsonValue>> {
+    return this.check(op, this.client.call(body));
   }
 
-  async upload(bytes: Buffer, onSent?: () => void): Promise<Record<string, JsonValue>> {
-    return this.check('collector_upload', await this.client.upload(bytes, onSent));
+  upload(bytes: Buffer, onSent?: () => void): Promise<Record<string, JsonValue>> {
+    return this.check('collector_upload', this.client.upload(bytes, onSent));
   }
 
   close(): void {
@@ -71,6 +86,7 @@ export async function runCollectorCall(op: 'collector_claim' | 'collector_descri
       case 'collector_claim': {
         const { subject, tasks } = localSubject(inv);
         const task = pickTask(inv, tasks);
+        const { LEASE_MAX_MS, LEASE_MIN_MS } = await import('../../core/contract/mutations.js');
         const lease = intOpt(inv, 'lease-ms', LEASE_MIN_MS, LEASE_MAX_MS)!;
         const a = await s.call(op, {
           operation: op,

@@ -5,8 +5,8 @@ import { optionalStringOpt, stringOpt } from '../options.js';
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const image = stringOpt(inv, 'image');
-  const { docker, endpoint } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
-  const probe = await probeRuntime(docker, image);
+  const { api, endpoint } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
+  const probe = await probeRuntime(api, image);
   return {
     data: {
       docker_host: endpoint.url,

@@ -7,8 +7,7 @@ import { Hex64, Id } from './common.js';
 import { isRepository } from './paths.js';
 
 export const OPERATION_MAX_BYTES = 64 * 1024;
-/** Bound on a Hub answer the client will read (a reference body is at most 128 KiB, JSON-escaped). */
-export const ANSWER_MAX_BYTES = 1024 * 1024;
+export { ANSWER_MAX_BYTES } from './bounds.js';
 export const REFERENCE_MAX_BYTES = 128 * 1024;
 export const MAX_TASKS = 64;
 export const MAX_FAILURES = 32;

@@ -1,0 +1,137 @@
+// Materializing the exact immutable snapshot for a collector run, in two steps: stage it into a fresh
+// owner-private directory, then move it to the attempt's own directory once the run is known to be
+// fresh. Collect stages while it waits for the Hub and the engine, in a worker thread (stage-worker.ts)
+// so that the copy of a large snapshot uses the machine's other core instead of delaying the main
+// thread's own work (loading the answer schemas, checking the descriptor, reserving).
+//
+// Layout: STATE/snapshots/<S> is the attempt's directory (S: one digest component over the revision and
+// the attempt); STATE/snapshots/<S>.staging-<random> is a staging directory.
+
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { canonicalJsonBytes } from '../core/canonical/json.js';
+import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
+import { AgentscmError, localState, type ErrorKind } from '../core/errors.js';
+import { ensurePrivateDir, lstatOrUndefined } from '../core/fs/safe.js';
+import { MODE_EXEC, MODE_SYMLINK, SnapshotStore } from '../core/native/snapshot.js';
+
+export interface StageRequest {
+  readonly stateDir: string;
+  readonly dataDir: string;
+  readonly revision: string;
+  readonly attemptId: string;
+}
+
+export function snapshotDirOf(stateDir: string, revision: string, attemptId: string): string {
+  return path.join(stateDir, 'snapshots', domainDigest(DOMAINS.snapshot, canonicalJsonBytes({ revision, attempt_id: attemptId })));
+}
+
+/**
+ * Writes the snapshot into a fresh owner-private staging directory next to its final place and returns
+ * the staging path. Only placeSnapshot touches the attempt's own directory, which a container started
+ * by a crashed collector may still have mounted.
+ *
+ * Each blob is read once, checked against its SHA-256 and written with O_EXCL|O_NOFOLLOW; every
+ * directory is made exactly once (EEXIST is corruption, not something to step over). Nothing is
+ * fsynced: the snapshot is derived data, and a run that crashes before its container started finds no
+ * container and stages again.
+ */
+export function stageSnapshotSync(r: StageRequest): string {
+  const parent = path.join(r.stateDir, 'snapshots');
+  ensurePrivateDir(parent, 'collector snapshot parent');
+  const snapshots = new SnapshotStore(r.dataDir);
+  const manifest = snapshots.manifest(r.revision);
+  if (!manifest) throw localState(`snapshot ${r.revision} is not in the local data dir`, 'SNAPSHOT_MISSING');
+  const dir = `${snapshotDirOf(r.stateDir, r.revision, r.attemptId)}.staging-${randomBytes(8).toString('hex')}`;
+  fs.mkdirSync(dir, { mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  try {
+    const made = new Set<string>();
+    const mkdirOnce = (rel: string): void => {
+      if (made.has(rel)) return;
+      const slash = rel.lastIndexOf('/');
+      if (slash > 0) mkdirOnce(rel.slice(0, slash));
+      try {
+        fs.mkdirSync(path.join(dir, rel), { mode: 0o755 });
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST' || code === 'ENOTDIR') throw localState(`snapshot path ${rel} crosses a non-directory`, 'SNAPSHOT_CORRUPT');
+        throw e;
+      }
+      made.add(rel);
+    };
+    for (const e of manifest.entries) {
+      const slash = e.path.lastIndexOf('/');
+      if (slash > 0) mkdirOnce(e.path.slice(0, slash));
+      const target = path.join(dir, e.path);
+      const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
+      if (body === undefined || body === 'limit' || createHash('sha256').update(body).digest('hex') !== e.sha256) throw localState(`snapshot blob of ${e.path} is missing or corrupt`, 'SNAPSHOT_CORRUPT');
+      if (e.mode === MODE_SYMLINK) fs.symlinkSync(body.toString('utf8'), target);
+      else {
+        // O_EXCL|O_NOFOLLOW: never write through a link planted in the fresh tree.
+        const fd = fs.openSync(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, e.mode === MODE_EXEC ? 0o755 : 0o644);
+        try {
+          let off = 0;
+          while (off < body.length) off += fs.writeSync(fd, body, off, body.length - off);
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
+    }
+  } catch (e) {
+    discardStaged(dir);
+    throw e;
+  }
+  return dir;
+}
+
+/** What a failed staging sends back from the worker: enough to rebuild the same error. */
+export interface StageFailure {
+  readonly kind?: ErrorKind;
+  readonly code?: string;
+  readonly message: string;
+}
+
+/** Stages the snapshot in a worker thread (stage-worker.ts); resolves with the staging path. */
+export function stageSnapshot(r: StageRequest): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./stage-worker.js', import.meta.url), { workerData: r });
+    let settled = false;
+    worker.once('message', (m: { dir?: string; error?: StageFailure }) => {
+      settled = true;
+      if (m.dir !== undefined) resolve(m.dir);
+      else {
+        const f = m.error ?? { message: 'staging failed' };
+        reject(f.kind !== undefined && f.code !== undefined ? new AgentscmError(f.kind, f.code, f.message) : new Error(f.message));
+      }
+    });
+    worker.once('error', (e) => {
+      settled = true;
+      reject(e);
+    });
+    worker.once('exit', (code) => {
+      if (!settled) reject(new Error(`the snapshot staging worker exited with code ${code}`));
+    });
+  });
+}
+
+/**
+ * Moves a staged snapshot to the attempt's directory and returns that path. A leftover from a crashed
+ * run (derived data; no container of this attempt exists when this is called) is removed first.
+ */
+export function placeSnapshot(stateDir: string, staged: string, revision: string, attemptId: string): string {
+  const dir = snapshotDirOf(stateDir, revision, attemptId);
+  if (path.dirname(staged) !== path.dirname(dir) || !path.basename(staged).startsWith(`${path.basename(dir)}.staging-`)) {
+    throw localState('the staged snapshot is not this attempt\'s', 'SNAPSHOT_CORRUPT');
+  }
+  if (lstatOrUndefined(dir)) fs.rmSync(dir, { recursive: true, force: true });
+  fs.renameSync(staged, dir);
+  return dir;
+}
+
+/** Removes a staged snapshot that was not needed (a resumed or recovered run, or a refusal). */
+export function discardStaged(staged: string): void {
+  fs.rmSync(staged, { recursive: true, force: true });
+}

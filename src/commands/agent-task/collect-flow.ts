@@ -1,0 +1,212 @@
+// The body of `agentscm agent-task collect` (collect.ts starts the engine reads, then loads this): one
+// exact local collection of a claimed collector attempt (src/collectors/collect.ts has the state machine).
+
+import * as path from 'node:path';
+import { Authority } from '../../core/authority/store.js';
+import { canonicalJson, type JsonValue } from '../../core/canonical/json.js';
+import type { Descriptor } from '../../core/contract/collector.js';
+import { executionRecordBytes, executionRequestBytes, executionRequestDigest, recipeJson, type CollectorProfile } from '../../core/collector/transfer.js';
+import { subjectToJson } from '../../core/authority/plan.js';
+import { verificationKeyId } from '../../core/crypto/ed25519.js';
+import { loadKey } from '../../core/crypto/keystore.js';
+import { AgentscmError, conflict, localState } from '../../core/errors.js';
+import type { EngineApi } from '../../collectors/engine-api.js';
+import { lstatOrUndefined } from '../../core/fs/safe.js';
+import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
+import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { answerSchemas, CollectorSession, localSubject, malformed, pickTask } from './collector-calls.js';
+
+/** The engine connection and its identity reads, started by the command's entry before anything else. */
+export interface EngineReads {
+  readonly api: EngineApi;
+  /** The runtime identity digest observed now for the image (the engine's facts are read only once). */
+  observed(imageId: string): Promise<string>;
+}
+
+export async function collect(ctx: CommandContext, inv: Invocation, engine: Promise<EngineReads>): Promise<CommandResult> {
+  const dataDir = stringOpt(inv, 'data-dir');
+  const keyDir = stringOpt(inv, 'key-dir');
+  const stateDir = optionalStringOpt(inv, 'state-dir') ?? path.join(keyDir, 'state');
+  const attemptId = idOpt(inv, 'attempt-id');
+  const { subject, tasks } = localSubject(inv);
+  const task = pickTask(inv, tasks);
+  const session = new CollectorSession(inv, 120_000);
+  // The Hub's descriptor and status are asked at once, in parallel with the engine reads already under
+  // way; nothing runs before the reservation below.
+  const startEngine = () => engine;
+  const statusRead = () =>
+    session.call('status', { operation: 'status', subject: subjectToJson(subject) as JsonValue, task_id: task.task_id, task_digest: task.task_digest, attempt_id: attemptId });
+  const firstStatus = statusRead();
+  firstStatus.catch(() => undefined);
+  const descriptorAnswer = session.call('collector_descriptor', { operation: 'collector_descriptor', task_id: task.task_id, attempt_id: attemptId });
+  descriptorAnswer.catch(() => undefined);
+  const c = await import('../../collectors/collect.js');
+  const { createProgressReporter } = await import('../../collectors/progress.js');
+  const progress = await createProgressReporter({ out: ctx.stderr, json: inv.json });
+  // Local work while those answers come: the snapshot of the local subject's revision is staged, in a
+  // worker thread and a fresh private directory (not the attempt's own), so that a fresh run only has
+  // to move it in place. A resumed or recovered run discards it; a descriptor for another revision is
+  // refused below.
+  progress.start('materialize', 'staging');
+  const staging = c.stageSnapshot({ stateDir, dataDir, revision: subject.revision, attemptId });
+  staging.catch(() => undefined);
+  let placed = false;
+  try {
+    // The server-derived descriptor, then its recompilation against the exact local authority.
+    const { Descriptor } = await answerSchemas();
+    const d = Descriptor.parse((await descriptorAnswer).descriptor);
+    if (d.task_id !== task.task_id || d.task_digest !== task.task_digest || d.revision !== subject.revision || d.step_id !== task.step.id || d.attempt_id !== attemptId) {
+      throw malformed('the descriptor is not for this task of the current subject');
+    }
+    if (d.repository !== repositoryOpt(inv) || d.profile !== idOpt(inv, 'profile')) throw malformed('the descriptor is for another repository or profile');
+    const profile = recompile(dataDir, d);
+    const key = loadKey(keyDir);
+    if (verificationKeyId(key.publicKey) !== d.registration.verification_key_id) throw localState('the key in --key-dir is not the enrolled key of the attempt\'s registration', 'WRONG_KEY');
+    const requestBytes = executionRequestBytes(
+      {
+        repository: d.repository, profile: d.profile, step_id: d.step_id, revision: d.revision, task_id: d.task_id, task_digest: d.task_digest,
+        attempt_id: d.attempt_id, attempt_digest: d.attempt_digest, execution_operation_id: d.execution_operation_id, fence: d.fence,
+        collector_profile_install_id: d.collector_profile.install_id, collector_profile_digest: d.collector_profile.profile_digest,
+      },
+      profile,
+    );
+    if (executionRequestDigest(requestBytes) !== d.execution_request_digest) throw malformed('the descriptor\'s execution request differs from the one the local authority derives');
+
+    const statusCheck = async (when: string, pending?: Promise<Record<string, JsonValue>>) => {
+      const s = await (pending ?? statusRead());
+      const att = s.attempt as Record<string, JsonValue> | null;
+      if (s.subject_current !== true || !att || att.state !== 'leased' || att.fence !== d.fence) {
+        throw conflict(`the attempt is no longer applicable ${when} (state ${String(att?.state)}, subject_current ${String(s.subject_current)})`, 'ATTEMPT_NOT_APPLICABLE');
+      }
+    };
+
+    let observedP: Promise<string> | undefined;
+    const key64 = c.executionKey(d);
+    const paths = c.executionPaths(stateDir, key64);
+    let bytes = lstatOrUndefined(paths.reservation) ? c.readRetained(paths) : undefined;
+    let resumed = false;
+    let recovered = false;
+    let runMs: number | null = null;
+    let exitCode: number | undefined;
+    if (bytes) {
+      resumed = true;
+      c.skipAll(progress, ['materialize', 'reserve', 'run', 'sign', 'retain'], 'retained');
+    } else {
+      observedP = startEngine().then((e) => e.observed(profile.recipe.image_id));
+      observedP.catch(() => undefined);
+      progress.start('reserve');
+      await statusCheck('before dispatch', firstStatus);
+      const { reservation, fresh } = c.reserve(stateDir, d);
+      resumed = !fresh;
+      progress.done('reserve', fresh ? undefined : 'resumed');
+      c.faultPoint('after-reserve');
+
+      const staged = await staging;
+      progress.done('materialize', 'staged');
+      const { api } = await startEngine();
+      // Checked once the container exists and before it starts, so the probe overlaps materialization
+      // and creation; a different runtime never starts the command (and there is no fallback).
+      const checkRuntime = async () => {
+        if ((await observedP!) !== profile.runtime_identity_digest) {
+          throw conflict('the observed runtime identity is not the one the collector profile pins; nothing was run (no fallback runtime)', 'RUNTIME_IDENTITY_CHANGED');
+        }
+      };
+      const run = await c.runOrRecover({
+        api,
+        paths,
+        reservation,
+        profile,
+        attemptId,
+        beforeStart: checkRuntime,
+        snapshotDir: () => {
+          const dir = c.placeSnapshot(stateDir, staged, d.revision, d.attempt_id);
+          placed = true;
+          progress.start('run', profile.recipe.argv.join(' '));
+          return dir;
+        },
+      });
+      if (!placed) progress.start('run', 'completing the run a crashed collector started');
+      recovered = run.recovered;
+      runMs = run.recovered ? null : run.elapsedMs;
+      progress.done('run', `exit ${run.result.exitCode}${run.result.timedOut ? ', timed out' : ''}`);
+      await checkRuntime();
+      const observed = profile.runtime_identity_digest;
+      const record = c.buildRecord(d.execution_request_digest, observed, run);
+      exitCode = record.exit_code;
+
+      progress.start('sign');
+      await statusCheck('before signing');
+      const signed = c.signTransfer(d, key, requestBytes, executionRecordBytes(record), observed, reservation.upload_request_id);
+      progress.done('sign');
+      progress.start('retain');
+      bytes = c.retain(paths, signed);
+      progress.done('retain', `${bytes.length} bytes`);
+      c.faultPoint('after-retain');
+    }
+
+    progress.start('upload');
+    let view: Record<string, JsonValue>;
+    try {
+      view = await session.upload(bytes!, () => c.faultPoint('mid-upload'));
+    } catch (e) {
+      progress.fail('upload');
+      if (e instanceof AgentscmError) {
+        throw new AgentscmError(e.kind, e.code, `${e.message}; the signed transfer is retained: run \`agentscm agent-task retry-upload --attempt-id ${attemptId}\``);
+      }
+      throw e;
+    }
+    c.recordUpload(paths, view);
+    progress.done('upload', view.replayed === true ? 'already retained by the Hub' : undefined);
+    await progress.close();
+    const data = {
+      task_id: task.task_id,
+      attempt_id: attemptId,
+      outcome: view.outcome,
+      exit_code: exitCode ?? null,
+      resumed,
+      recovered,
+      // Wall time of the container run itself (create to confirmed removal), so overhead can be measured.
+      container_ms: runMs,
+      upload: view,
+    };
+    return {
+      data,
+      text:
+        `collected ${task.task_id}: ${String(view.outcome)}${exitCode !== undefined ? ` (exit ${exitCode})` : ''}${resumed ? ' [resumed from retained state]' : ''}\n` +
+        `transfer ${String(view.transfer_digest)} retained by the Hub${view.replayed === true ? ' (retry)' : ''}\n` +
+        `next: agentscm agent-task qualification ${idArg(inv, 0, 'CHANGE')} (then collector-finalize when next says so)`,
+    };
+  } catch (e) {
+    await progress.close();
+    throw e;
+  } finally {
+    // A staged snapshot that was not moved in place is derived data nobody will use.
+    if (!placed) await staging.then(c.discardStaged, () => undefined);
+    session.close();
+  }
+}
+
+/** The installed profile the descriptor names, rechecked against the local authority. */
+function recompile(dataDir: string, d: Descriptor): CollectorProfile {
+  const a = Authority.open(dataDir, { readonly: true });
+  try {
+    if (a.authorityId() !== d.audience) throw malformed('the descriptor is for another authority than --data-dir');
+    const e = a.getEnrollment(d.registration.registration_id);
+    const cur = e && a.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id);
+    if (!e || !cur || cur.registration_id !== e.registration_id) throw conflict('the attempt\'s registration is revoked or no longer current', 'ENROLLMENT_NOT_CURRENT');
+    if (e.registration_epoch !== d.registration.registration_epoch || e.verification_key_id !== d.registration.verification_key_id || e.executor_id !== d.registration.executor_id) {
+      throw malformed('the descriptor names another registration than the local authority');
+    }
+    const row = a.currentCollectorProfile(e.registration_id);
+    if (!row || row.install_id !== d.collector_profile.install_id || row.profile_digest !== d.collector_profile.profile_digest) {
+      throw conflict('the installed collector profile changed since the claim', 'COLLECTOR_PROFILE_CHANGED');
+    }
+    const p = JSON.parse(row.canonical.toString('utf8')) as CollectorProfile;
+    if (canonicalJson(recipeJson(p.recipe)) !== canonicalJson(d.recipe as unknown as JsonValue) || p.runtime_identity_digest !== d.runtime_identity_digest) {
+      throw malformed('the descriptor\'s recipe is not the installed one');
+    }
+    return p;
+  } finally {
+    a.close();
+  }
+}
