@@ -14,7 +14,7 @@ import type { EngineApi } from '../../collectors/engine-api.js';
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
-import { answerSchemas, CollectorSession, localSubject, malformed, pickTask } from './collector-calls.js';
+import { answerSchemas, CollectorSession, localSubject, malformed, ONE_SHOT, pickTask } from './collector-calls.js';
 
 /** The engine connection and its identity reads, started by the command's entry before anything else. */
 export interface EngineReads {
@@ -54,7 +54,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
   try {
     // The server-derived descriptor, then its recompilation against the exact local authority.
     const { Descriptor } = await answerSchemas();
-    const d = Descriptor.parse((await descriptorAnswer).descriptor);
+    const d = Descriptor.parse((await descriptorAnswer).descriptor, ONE_SHOT);
     if (d.task_id !== task.task_id || d.task_digest !== task.task_digest || d.revision !== subject.revision || d.step_id !== task.step.id || d.attempt_id !== attemptId) {
       throw malformed('the descriptor is not for this task of the current subject');
     }

@@ -41,6 +41,12 @@ export function answerSchemas(): ReturnType<typeof loadSchemas> {
   return schemasLoading;
 }
 
+/**
+ * Parse options of a one-shot CLI check: zod's compiled fast path costs more to generate (tens of ms
+ * for these answers) than one interpreted parse; the checks are the same.
+ */
+export const ONE_SHOT = { jitless: true } as const;
+
 type SchemaOp = 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'collector_upload' | 'status';
 
 export class CollectorSession {
@@ -61,7 +67,7 @@ export class CollectorSession {
     loading.catch(() => undefined);
     const answer = await pending;
     const { schemas, formatIssues } = await loading;
-    const r = (schemas[op] as z.ZodType).safeParse(answer);
+    const r = (schemas[op] as z.ZodType).safeParse(answer, ONE_SHOT);
     if (!r.success) throw malformed(formatIssues(r.error));
     return answer as Record<string, JsonValue>;
   }
