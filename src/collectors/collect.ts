@@ -151,8 +151,6 @@ export function findExecution(stateDir: string, attemptId: string): { paths: Exe
 
 // ---- materialization -------------------------------------------------------------------------------
 
-export { discardStaged, placeSnapshot, stageSnapshot } from './snapshot-stage.js';
-
 // ---- running and recovering ------------------------------------------------------------------------
 
 /** What a run (or its recovery) produced, before it becomes an ExecutionRecord. */

@@ -1,5 +1,7 @@
 // The body of `agentscm agent-task collect` (collect.ts starts the engine reads, then loads this): one
 // exact local collection of a claimed collector attempt (src/collectors/collect.ts has the state machine).
+// The build bundles this module with what it imports, zod included, into collect-flow.bundle.js, which
+// is what collect.ts loads (scripts/bundle-hook.ts says what stays outside).
 
 import * as path from 'node:path';
 import { Authority } from '../../core/authority/store.js';
@@ -11,6 +13,8 @@ import { verificationKeyId } from '../../core/crypto/ed25519.js';
 import { loadKey } from '../../core/crypto/keystore.js';
 import { AgentscmError, conflict, localState } from '../../core/errors.js';
 import type { EngineApi } from '../../collectors/engine-api.js';
+// Not bundled (scripts/bundle-hook.ts): its worker is a file next to it.
+import { discardStaged, placeSnapshot, stageSnapshot } from '../../collectors/snapshot-stage.js';
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
@@ -48,7 +52,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
   // to move it in place. A resumed or recovered run discards it; a descriptor for another revision is
   // refused below.
   progress.start('materialize', 'staging');
-  const staging = c.stageSnapshot({ stateDir, dataDir, revision: subject.revision, attemptId });
+  const staging = stageSnapshot({ stateDir, dataDir, revision: subject.revision, attemptId });
   staging.catch(() => undefined);
   let placed = false;
   try {
@@ -119,7 +123,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
         attemptId,
         beforeStart: checkRuntime,
         snapshotDir: () => {
-          const dir = c.placeSnapshot(stateDir, staged, d.revision, d.attempt_id);
+          const dir = placeSnapshot(stateDir, staged, d.revision, d.attempt_id);
           placed = true;
           progress.start('run', profile.recipe.argv.join(' '));
           return dir;
@@ -181,7 +185,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
     throw e;
   } finally {
     // A staged snapshot that was not moved in place is derived data nobody will use.
-    if (!placed) await staging.then(c.discardStaged, () => undefined);
+    if (!placed) await staging.then(discardStaged, () => undefined);
     session.close();
   }
 }

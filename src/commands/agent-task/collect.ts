@@ -11,6 +11,8 @@ import type { CommandContext, CommandResult, Invocation } from '../../cli/types.
 import { idOpt, optionalStringOpt, stringOpt } from '../options.js';
 import type { EngineReads } from './collect-flow.js';
 
+const FLOW_BUNDLE = './collect-flow.bundle.js';
+
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   // The plain option checks first: a usage error should not wait for the engine.
   stringOpt(inv, 'data-dir');
@@ -23,6 +25,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     return { api, observed: async (imageId: string) => (await probeRuntime(api, imageId, facts)).digest };
   })();
   engine.catch(() => undefined);
-  const flow = await import('./collect-flow.js');
+  // The bundle of collect-flow.ts made by `npm run build` (one file instead of ~100 modules, zod's
+  // included: a quarter of a second less to load); the same code as collect-flow.js.
+  const flow = (await import(FLOW_BUNDLE)) as typeof import('./collect-flow.js');
   return flow.collect(ctx, inv, engine);
 }
