@@ -118,8 +118,9 @@ export function stageSnapshot(r: StageRequest): Promise<string> {
 }
 
 /**
- * Moves a staged snapshot to the attempt's directory and returns that path. A leftover from a crashed
- * run (derived data; no container of this attempt exists when this is called) is removed first.
+ * Moves a staged snapshot to the attempt's directory and returns that path. Leftovers of crashed runs
+ * of the same attempt (derived data; no container of this attempt exists when this is called) are
+ * removed: an old attempt directory first, other staging directories after.
  */
 export function placeSnapshot(stateDir: string, staged: string, revision: string, attemptId: string): string {
   const dir = snapshotDirOf(stateDir, revision, attemptId);
@@ -128,6 +129,11 @@ export function placeSnapshot(stateDir: string, staged: string, revision: string
   }
   if (lstatOrUndefined(dir)) fs.rmSync(dir, { recursive: true, force: true });
   fs.renameSync(staged, dir);
+  // Staging directories of this attempt left by collectors that died while staging: derived data.
+  const prefix = `${path.basename(dir)}.staging-`;
+  for (const name of fs.readdirSync(path.dirname(dir))) {
+    if (name.startsWith(prefix)) discardStaged(path.join(path.dirname(dir), name));
+  }
   return dir;
 }
 

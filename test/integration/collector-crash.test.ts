@@ -5,6 +5,8 @@
 // ends with exactly one retained transfer.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { json } from '../support/cli.js';
 import { checkpoint, claim, collect, collectorRig, containersCreated, retainedTransfers, retryUpload, type CollectorRig } from '../support/collector.js';
@@ -47,6 +49,9 @@ describe('collect after a crash never reruns the command', () => {
 
       assert.equal(await containersCreated(rig.docker, c.attempt_id, since), 1, 'exactly one container was ever created for the attempt');
       assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+      // Snapshot copies staged by the killed run or by the resumed ones are not left behind.
+      const snapshots = path.join(rig.keyDir, 'state', 'snapshots');
+      assert.deepEqual(fs.readdirSync(snapshots).filter((n) => n.includes('.staging-')), []);
     });
   }
 
