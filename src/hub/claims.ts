@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { Authority } from '../core/authority/store.js';
 import type { Task } from '../core/authority/plan.js';
 import type { RequirementStep, Subject, TokenActor } from '../core/authority/types.js';
-import { canonicalJsonBytes, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
+import { canonicalJsonBytes, compareUtf8, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { observationDigest, type TaskResultAssertion } from '../core/contract/assertion.js';
 import { CAPABILITY } from '../core/contract/common.js';
 import { PRIOR_SCAN_LIMIT, type MutationKind } from '../core/contract/mutations.js';
@@ -47,7 +47,7 @@ function sortKeys(v: JsonValue): JsonValue {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v !== null && typeof v === 'object') {
     const out: Record<string, JsonValue> = {};
-    for (const k of Object.keys(v).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))) out[k] = sortKeys(v[k]!);
+    for (const k of Object.keys(v).sort(compareUtf8)) out[k] = sortKeys(v[k]!);
     return out;
   }
   return v;
@@ -108,20 +108,22 @@ export function retainedTask(j: Journal, taskId: string): RetainedTask | undefin
     | { task_id: string; task_digest: string; canonical: Buffer }
     | undefined;
   if (!row) return undefined;
-  const b = parseStrictJson(row.canonical, { maxBytes: 1 << 20, what: 'retained task' }) as Record<string, JsonValue>;
-  // The stored bytes must still hash to the stored digest: an integrity check before any use.
-  if (domainDigest(DOMAINS.task, row.canonical) !== row.task_digest) throw new HubError(500, 'journal_integrity', 'a retained task does not match its digest');
-  const step = {
-    id: b.step_id,
-    skill: b.skill,
-    action_class: b.action_class,
-    required: b.required,
-    depends_on: b.depends_on,
-    summary: b.summary,
-    criteria: b.criteria,
-    references: b.references,
-  } as unknown as RequirementStep;
-  return { task_id: row.task_id, task_digest: row.task_digest, subject: b.subject as unknown as Subject, step };
+  return j.decodeOnce(`task\0${row.task_id}\0${row.task_digest}`, row.canonical, (canonical): RetainedTask => {
+    const b = parseStrictJson(canonical, { maxBytes: 1 << 20, what: 'retained task' }) as Record<string, JsonValue>;
+    // The stored bytes must still hash to the stored digest: an integrity check before any use.
+    if (domainDigest(DOMAINS.task, canonical) !== row.task_digest) throw new HubError(500, 'journal_integrity', 'a retained task does not match its digest');
+    const step = {
+      id: b.step_id,
+      skill: b.skill,
+      action_class: b.action_class,
+      required: b.required,
+      depends_on: b.depends_on,
+      summary: b.summary,
+      criteria: b.criteria,
+      references: b.references,
+    } as unknown as RequirementStep;
+    return { task_id: row.task_id, task_digest: row.task_digest, subject: b.subject as unknown as Subject, step };
+  });
 }
 
 function retainTask(j: Journal, task: Task, now: number): void {
@@ -133,8 +135,9 @@ function retainTask(j: Journal, task: Task, now: number): void {
 }
 
 /** The attempt as issued (WorkflowTaskAttempt) plus its journal state. */
-export function attemptWire(a: AttemptRow): JsonValue {
-  const c = parseStrictJson(a.canonical, { maxBytes: 1 << 20, what: 'retained attempt' }) as Record<string, JsonValue>;
+export function attemptWire(a: AttemptRow, j?: Journal): JsonValue {
+  const decode = (b: Buffer) => parseStrictJson(b, { maxBytes: 1 << 20, what: 'retained attempt' }) as Record<string, JsonValue>;
+  const c = j ? j.decodeOnce(`attempt\0${a.attempt_id}`, a.canonical, decode) : decode(a.canonical);
   return {
     task_id: a.task_id,
     task_digest: c.task_digest!,
@@ -215,8 +218,7 @@ export interface ClaimOptions {
  */
 export function claimAttempt(journal: Journal, authority: Authority, actor: TokenActor, task: Task, opts: ClaimOptions): JsonValue {
   const kind: MutationKind = opts.kind === 'agent' ? 'claim' : 'collector_claim';
-  return journal.db
-    .transaction((): JsonValue => {
+  return journal.immediate((): JsonValue => {
       const replay = retainedOutcome(journal, actor, kind, opts.request_id, opts.request_digest);
       if (replay) return replay;
       const s = task.subject;
@@ -257,7 +259,7 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
       const fence = latest ? (latest.superseded_by_fence ?? latest.fence + 1) : 1;
       const leaseMs = opts.requested_lease_ms;
       const attemptId = `att-${randomBytes(16).toString('hex')}`;
-      const canonical = canonicalJsonBytes({
+      const issued = {
         version: 1,
         task_id: task.task_id,
         task_digest: task.task_digest,
@@ -270,34 +272,35 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
         fence,
         lease_ms: leaseMs,
         issued_at: opts.now,
-      });
+      };
+      const canonical = canonicalJsonBytes(issued);
+      // What attemptWire would decode from these bytes is the object they were encoded from.
+      journal.decodeOnce(`attempt\0${attemptId}`, canonical, () => issued);
       const attemptDigest = domainDigest(DOMAINS.attempt, canonical);
       retainTask(journal, task, opts.now);
-      journal.stmt(
+      const row = journal.stmt(
           `INSERT INTO attempts (attempt_id, task_id, attempt_digest, claim_request_id, execution_operation_id, owner_id, agent_id, registration_id, registration_epoch,
              kind, executor_id, fence, lease_ms, lease_expires_at, state, canonical, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'leased', ?, ?, ?)`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'leased', ?, ?, ?) RETURNING *`,
         )
-        .run(
+        .get(
           attemptId, task.task_id, attemptDigest, opts.request_id, opts.execution_operation_id, actor.owner_id, actor.agent_id, registration?.id ?? null,
           registration?.epoch ?? null, opts.kind, opts.executor_id, fence, leaseMs, opts.now + leaseMs, canonical, opts.now, opts.now,
-        );
-      const row = journal.attempt(attemptId)!;
+        ) as AttemptRow;
       const answer: Record<string, JsonValue> = {
         ...ENVELOPE,
         operation: kind === 'claim' ? 'claim' : 'collector_claim',
         request_id: opts.request_id,
         request_digest: opts.request_digest,
         replayed: false,
-        attempt: attemptWire(row),
+        attempt: attemptWire(row, journal),
         supersession: null,
         retained: null,
         ...(opts.extend ? opts.extend(row) : {}),
       };
       commitRequest(journal, actor, kind, opts.request_id, opts.request_digest, task.task_id, attemptId, answer, opts.now);
       return answer;
-    })
-    .immediate();
+    });
 }
 
 // ---- heartbeat, cancel, reconcile ------------------------------------------------------------------
@@ -334,14 +337,14 @@ function boundAttempt(j: Journal, scope: Scope, b: AttemptBinding): { task: Reta
   return { task, attempt };
 }
 
-function mutationAnswer(kind: MutationKind, requestId: string, digest: string, a: AttemptRow, extra: { supersession?: JsonValue; retained?: JsonValue } = {}): Record<string, JsonValue> {
+function mutationAnswer(j: Journal, kind: MutationKind, requestId: string, digest: string, a: AttemptRow, extra: { supersession?: JsonValue; retained?: JsonValue } = {}): Record<string, JsonValue> {
   return {
     ...ENVELOPE,
     operation: kind,
     request_id: requestId,
     request_digest: digest,
     replayed: false,
-    attempt: attemptWire(a),
+    attempt: attemptWire(a, j),
     supersession: extra.supersession ?? null,
     retained: extra.retained ?? null,
   };
@@ -356,13 +359,13 @@ export interface MutationInput extends AttemptBinding {
 }
 
 export function mutateAttempt(journal: Journal, authority: Authority, actor: TokenActor, scope: Scope, m: MutationInput): JsonValue {
-  return journal.db
-    .transaction((): JsonValue => {
+  return journal.immediate((): JsonValue => {
       const replay = retainedOutcome(journal, actor, m.kind, m.request_id, m.request_digest);
       if (replay) return replay;
       const { task, attempt } = boundAttempt(journal, scope, m);
       const holder = attempt.owner_id === actor.owner_id && attempt.agent_id === actor.agent_id;
       let supersession: JsonValue = null;
+      let updated: AttemptRow;
       switch (m.kind) {
         case 'heartbeat': {
           if (!holder) throw conflict('not_attempt_holder', 'only the agent holding the attempt may heartbeat it');
@@ -371,13 +374,13 @@ export function mutateAttempt(journal: Journal, authority: Authority, actor: Tok
           if (!subjectCurrent(authority, task.subject)) throw conflict('subject_not_current', 'the subject is no longer current');
           if (!evidenceCurrent(authority, attempt)) throw conflict('enrollment_not_current', 'the attempt\'s executor enrollment is no longer current');
           const ms = Math.min(m.requested_lease_ms ?? attempt.lease_ms, attempt.lease_ms);
-          journal.stmt('UPDATE attempts SET lease_expires_at = ?, updated_at = ? WHERE attempt_id = ?').run(m.now + ms, m.now, attempt.attempt_id);
+          updated = journal.stmt('UPDATE attempts SET lease_expires_at = ?, updated_at = ? WHERE attempt_id = ? RETURNING *').get(m.now + ms, m.now, attempt.attempt_id) as AttemptRow;
           break;
         }
         case 'cancel':
           if (!holder) throw conflict('not_attempt_holder', 'only the agent holding the attempt may cancel it');
           if (attempt.state !== 'leased') throw conflict('attempt_not_leased', `the attempt is ${attempt.state}`);
-          journal.stmt("UPDATE attempts SET state = 'cancelled', outcome = 'uncertain', outcome_code = 'attempt_cancelled', updated_at = ? WHERE attempt_id = ?").run(m.now, attempt.attempt_id);
+          updated = journal.stmt("UPDATE attempts SET state = 'cancelled', outcome = 'uncertain', outcome_code = 'attempt_cancelled', updated_at = ? WHERE attempt_id = ? RETURNING *").get(m.now, attempt.attempt_id) as AttemptRow;
           break;
         case 'reconcile': {
           // Authorized reconciliation: any agent of the attempt's owner, even after the subject went
@@ -386,17 +389,16 @@ export function mutateAttempt(journal: Journal, authority: Authority, actor: Tok
           if (attempt.state === 'finished') throw conflict('attempt_finished', 'a finished attempt needs no reconciliation');
           if (!authority.getChangeVersion(task.subject.repository, task.subject.change_id, task.subject.change_version)) throw notFoundError('subject_not_found', 'the Change no longer exists');
           const newFence = attempt.fence + 1;
-          journal.stmt("UPDATE attempts SET state = 'replaced', superseded_by_fence = ?, updated_at = ? WHERE attempt_id = ?")
-            .run(newFence, m.now, attempt.attempt_id);
+          updated = journal.stmt("UPDATE attempts SET state = 'replaced', superseded_by_fence = ?, updated_at = ? WHERE attempt_id = ? RETURNING *")
+            .get(newFence, m.now, attempt.attempt_id) as AttemptRow;
           supersession = { old_fence: attempt.fence, new_fence: newFence };
           break;
         }
       }
-      const answer = mutationAnswer(m.kind, m.request_id, m.request_digest, journal.attempt(attempt.attempt_id)!, { supersession });
+      const answer = mutationAnswer(journal, m.kind, m.request_id, m.request_digest, updated, { supersession });
       commitRequest(journal, actor, m.kind, m.request_id, m.request_digest, task.task_id, attempt.attempt_id, answer, m.now);
       return answer;
-    })
-    .immediate();
+    });
 }
 
 // ---- result ----------------------------------------------------------------------------------------
@@ -427,8 +429,7 @@ export function checkCriteria(step: RequirementStep, a: TaskResultAssertion): vo
 }
 
 export function submitResult(journal: Journal, authority: Authority, actor: TokenActor, scope: Scope, a: TaskResultAssertion, digest: string, now: number): JsonValue {
-  return journal.db
-    .transaction((): JsonValue => {
+  return journal.immediate((): JsonValue => {
       const replay = retainedOutcome(journal, actor, 'result', a.request_id, digest);
       if (replay) return replay;
       if (a.agent.owner_id !== actor.owner_id || a.agent.agent_id !== actor.agent_id) throw conflict('agent_mismatch', 'the assertion names another agent than the authenticated one');
@@ -476,14 +477,13 @@ export function submitResult(journal: Journal, authority: Authority, actor: Toke
           'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
         .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, canonicalJsonBytes(sortKeys(a as unknown as JsonValue)), now);
-      journal.stmt("UPDATE attempts SET state = 'finished', outcome = ?, outcome_code = ?, updated_at = ? WHERE attempt_id = ?")
-        .run(outcome, code, now, attempt.attempt_id);
+      const updated = journal.stmt("UPDATE attempts SET state = 'finished', outcome = ?, outcome_code = ?, updated_at = ? WHERE attempt_id = ? RETURNING *")
+        .get(outcome, code, now, attempt.attempt_id) as AttemptRow;
       const retained = { trust_class: a.trust_class, asserted_outcome: a.outcome, observation_digest: obsDigest, passing: false };
-      const answer = mutationAnswer('result', a.request_id, digest, journal.attempt(attempt.attempt_id)!, { retained });
+      const answer = mutationAnswer(journal, 'result', a.request_id, digest, updated, { retained });
       commitRequest(journal, actor, 'result', a.request_id, digest, task.task_id, attempt.attempt_id, answer, now);
       return answer;
-    })
-    .immediate();
+    });
 }
 
 /** The executor id an assertion binds (null for an agent assertion), compared with the attempt's. */

@@ -168,6 +168,30 @@ export class Journal {
   private readonly receiptStmt: Database.Statement<[string, string, string, number, number, string, string, string], { receipt_digest: string }>;
 
   private readonly cache = new Map<string, Database.Statement>();
+  private readonly tx: Database.Transaction<(f: () => unknown) => unknown>;
+
+  private readonly decoded = new Map<string, { bytes: Buffer; value: unknown }>();
+
+  /**
+   * Stored canonical bytes decoded once per handle: a hit needs the identical bytes under the same key
+   * (the key names everything else the decoding checked, e.g. the digest it was verified against).
+   */
+  decodeOnce<T>(key: string, bytes: Buffer, decode: (bytes: Buffer) => T): T {
+    const hit = this.decoded.get(key);
+    if (hit && hit.bytes.equals(bytes)) return hit.value as T;
+    const value = decode(bytes);
+    if (this.decoded.size >= 4096) this.decoded.clear();
+    this.decoded.set(key, { bytes, value });
+    return value;
+  }
+
+  /**
+   * Runs f in a BEGIN IMMEDIATE transaction, or in a savepoint when one is already open (a group
+   * commit's batch). One wrapper per handle: better-sqlite3 builds its transaction functions per call.
+   */
+  immediate<T>(f: () => T): T {
+    return this.tx.immediate(f) as T;
+  }
 
   /** A prepared statement, prepared once per handle (preparing costs more than most queries here). */
   stmt(sql: string): Database.Statement {
@@ -180,6 +204,7 @@ export class Journal {
   }
 
   constructor(readonly db: Database.Database) {
+    this.tx = db.transaction((f: () => unknown) => f());
     this.latestStmt = db.prepare('SELECT * FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1');
     this.attemptStmt = db.prepare('SELECT * FROM attempts WHERE attempt_id = ?');
     this.receiptStmt = db.prepare(
@@ -225,6 +250,9 @@ export function openJournalForWrite(dataDir: string): Journal {
   if (fresh) fs.chmodSync(f, 0o600);
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
+  // A mutation is answered only once it is durable: every commit syncs the WAL. Set explicitly because
+  // this SQLite build defaults WAL connections to NORMAL when it opens an existing WAL database.
+  db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   if ((db.pragma('user_version', { simple: true }) as number) === 0) {
     db.transaction(() => {

@@ -1,5 +1,6 @@
 // The reference Hub's HTTP facade on node:http. One process, one authority connection; better-sqlite3
-// is synchronous, so each request runs to completion on the event loop with a consistent view.
+// is synchronous, so each read runs to completion on the event loop with a consistent view. Journal
+// writes are group-committed (batch.ts): answered only after the batch's COMMIT.
 //
 //   GET  /v1/hub/health                                                   storage ping, no auth
 //   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks
@@ -24,6 +25,7 @@ import { COLLECTOR_OPERATIONS, CollectorRequest } from '../core/contract/collect
 import { TRANSFER_MAX_BYTES } from '../core/collector/transfer.js';
 import { handleCollector, importTransfer } from './collector.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
+import { GroupCommit, type Outcome } from './batch.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
 
@@ -46,10 +48,16 @@ export class HubState {
   readonly snapshots: SnapshotStore;
   private journalHandle: Journal | undefined;
   private journalCheckedAt = -Infinity;
+  /** Every journal write of the HTTP facade goes through this group commit (see batch.ts). */
+  readonly commits: GroupCommit;
 
-  constructor(readonly dataDir: string) {
+  constructor(
+    readonly dataDir: string,
+    log: (line: string) => void = () => {},
+  ) {
     this.authority = Authority.open(dataDir);
     this.snapshots = new SnapshotStore(dataDir);
+    this.commits = new GroupCommit(() => this.writableJournal().db, this.authority.db, log);
   }
 
   /** The journal, opened read-only when it first exists; undefined until then (reads never create it). */
@@ -94,6 +102,29 @@ function send(res: http.ServerResponse, status: number, body: JsonValue, close =
 
 function sendError(res: http.ServerResponse, e: HubError, close = false): void {
   send(res, e.status, { error: { code: e.code, message: e.message } }, close);
+}
+
+/** The fixed answer for anything a request threw. */
+function failure(e: unknown, log: (line: string) => void): HubError {
+  if (e instanceof HubError) return e;
+  if (e instanceof AgentscmError && (e.kind === 'LOCAL_STATE' || e.code === 'STORE_UNAVAILABLE')) {
+    log(`hub: store unavailable (${e.code})`);
+    return new HubError(503, 'store_unavailable', 'the Hub storage is unavailable');
+  }
+  if (e instanceof Error && typeof (e as { code?: unknown }).code === 'string' && String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY')) {
+    // Contention fails closed without replay: the request had no effect and may be retried.
+    return new HubError(503, 'journal_busy', 'the journal is busy; retry the identical request');
+  }
+  log(`hub: internal error (${e instanceof Error ? e.name : 'unknown'})`);
+  return new HubError(500, 'internal', 'internal error');
+}
+
+/** Answers a mutation once its batch has committed (or with the batch's failure). */
+function answerWhenCommitted(res: http.ServerResponse, log: (line: string) => void): (o: Outcome) => void {
+  return (o) => {
+    if (o.ok) send(res, 200, o.value);
+    else sendError(res, failure(o.error, log));
+  };
 }
 
 /**
@@ -147,6 +178,10 @@ function bearer(req: http.IncomingMessage): string | undefined {
 export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS];
 
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
+  // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
+  // leaves only once that batch is durable (see batch.ts).
+  const sendDurable = (res: http.ServerResponse, status: number, body: JsonValue): void =>
+    state.commits.whenDurable((failed) => (failed ? sendError(res, failed) : send(res, status, body)));
   return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     try {
       const url = req.url ?? '/';
@@ -198,7 +233,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         }
         const bytes = await readBody(req, Number(len));
         if (bytes === undefined || bytes.length !== Number(len)) throw invalidRequest('the body does not match its content-length');
-        send(res, 200, importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, bytes, Date.now()));
+        state.commits.submit(() => importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, bytes, Date.now()), answerWhenCommitted(res, log));
         return;
       }
       const ctype = req.headers['content-type'];
@@ -236,42 +271,33 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (typeof op === 'string' && (COLLECTOR_OPERATIONS as readonly string[]).includes(op)) {
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
-        send(res, 200, handleCollector(ctx, scope, c.data, doc));
+        const req = c.data;
+        if (req.operation === 'collector_descriptor') sendDurable(res, 200, handleCollector(ctx, scope, req, doc));
+        else state.commits.submit(() => handleCollector(ctx, scope, req, doc), answerWhenCommitted(res, log));
         return;
       }
       if (typeof op === 'string' && (MUTATION_OPERATIONS as readonly string[]).includes(op)) {
         const m = MutationRequest.safeParse(doc);
         if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);
-        send(res, 200, handleMutation(ctx, scope, m.data, doc));
+        const req = m.data;
+        // recovery is a read: it answers from committed rows at once.
+        if (req.operation === 'recovery') sendDurable(res, 200, handleMutation(ctx, scope, req, doc));
+        else state.commits.submit(() => handleMutation(ctx, scope, req, doc), answerWhenCommitted(res, log));
         return;
       }
       const parsed = ReadRequest.safeParse(doc);
       if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
-      send(res, 200, handleRead(ctx, scope, parsed.data));
+      sendDurable(res, 200, handleRead(ctx, scope, parsed.data));
     } catch (e) {
-      if (e instanceof HubError) {
-        sendError(res, e);
-        return;
-      }
-      if (e instanceof AgentscmError && (e.kind === 'LOCAL_STATE' || e.code === 'STORE_UNAVAILABLE')) {
-        log(`hub: store unavailable (${e.code})`);
-        sendError(res, new HubError(503, 'store_unavailable', 'the Hub storage is unavailable'));
-        return;
-      }
-      if (e instanceof Error && typeof (e as { code?: unknown }).code === 'string' && String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY')) {
-        // Contention fails closed without replay: the request had no effect and may be retried.
-        sendError(res, new HubError(503, 'journal_busy', 'the journal is busy; retry the identical request'));
-        return;
-      }
-      log(`hub: internal error (${e instanceof Error ? e.name : 'unknown'})`);
-      sendError(res, new HubError(500, 'internal', 'internal error'));
+      const f = failure(e, log);
+      sendDurable(res, f.status, { error: { code: f.code, message: f.message } });
     }
   };
 }
 
 export async function startHub(opts: HubOptions): Promise<RunningHub> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const state = new HubState(opts.dataDir);
+  const state = new HubState(opts.dataDir, log);
   const handler = createHandler(state, log);
   const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 }, (req, res) => {
     void handler(req, res);
@@ -288,8 +314,10 @@ export async function startHub(opts: HubOptions): Promise<RunningHub> {
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
-          state.close();
-          resolve();
+          void state.commits.close().then(() => {
+            state.close();
+            resolve();
+          });
         });
         server.closeAllConnections();
       }),

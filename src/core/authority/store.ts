@@ -176,6 +176,10 @@ export interface AddProfileInput {
 export class Authority {
   private readonly requirementCache = new Map<string, LoadedRequirement>();
   private readonly taskCache = new Map<string, Task[]>();
+  /** Subjects that matched their immutable rows (see resolveSubject). */
+  private readonly subjectCache = new Map<string, Subject>();
+  /** Token hashes by token, so that a busy client's token is hashed once (bounded). */
+  private readonly tokenHashes = new Map<string, Buffer>();
   private readonly stmts: {
     token: Database.Statement<[string], { token_hash: string; owner_id: string; agent_id: string; repository: string | null; revoked_at: number | null }>;
     profile: Database.Statement<[string, string], ProfileRow>;
@@ -330,7 +334,12 @@ export class Authority {
     const row = this.stmts.token.get(m[1]!);
     if (!row || row.revoked_at !== null) return undefined;
     const a = Buffer.from(row.token_hash, 'hex');
-    const b = Buffer.from(tokenHash(token), 'hex');
+    let b = this.tokenHashes.get(token);
+    if (!b) {
+      b = Buffer.from(tokenHash(token), 'hex');
+      if (this.tokenHashes.size >= 1024) this.tokenHashes.clear();
+      this.tokenHashes.set(token, b);
+    }
     if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
     return { token_id: m[1]!, owner_id: row.owner_id, agent_id: row.agent_id, repository: row.repository };
   }
@@ -535,14 +544,24 @@ export class Authority {
   resolveSubject(claimed: Subject): { subject: Subject; current: boolean } | undefined {
     const p = this.getProfile(claimed.repository, claimed.profile);
     if (!p) return undefined;
-    const cv = this.getChangeVersion(claimed.repository, claimed.change_id, claimed.change_version);
-    if (!cv) return undefined;
-    const ep = this.stmts.epoch.get(claimed.repository, claimed.profile, claimed.policy_epoch);
-    if (!ep) return undefined;
-    const subject = this.subjectOf(p, cv, claimed.policy_epoch, ep.target, ep.requirement_digest);
-    for (const k of Object.keys(subject) as (keyof Subject)[]) if (subject[k] !== claimed[k]) return undefined;
+    // Change versions, policy epochs and requirements are immutable rows, so a subject that matched
+    // them once always will: only the profile's current epoch and the Change's current version move.
+    const key = subjectKey(claimed);
+    let subject = this.subjectCache.get(key);
+    if (subject && !sameSubject(subject, claimed)) subject = undefined;
+    if (!subject) {
+      const cv = this.getChangeVersion(claimed.repository, claimed.change_id, claimed.change_version);
+      if (!cv) return undefined;
+      const ep = this.stmts.epoch.get(claimed.repository, claimed.profile, claimed.policy_epoch);
+      if (!ep) return undefined;
+      const resolved = this.subjectOf(p, cv, claimed.policy_epoch, ep.target, ep.requirement_digest);
+      if (!sameSubject(resolved, claimed)) return undefined;
+      if (this.subjectCache.size >= 4096) this.subjectCache.clear();
+      this.subjectCache.set(key, resolved);
+      subject = resolved;
+    }
     const cur = this.stmts.change.get(claimed.repository, claimed.change_id);
-    return { subject, current: cur !== undefined && cur.current_version === cv.change_version && p.policy_epoch === claimed.policy_epoch };
+    return { subject, current: cur !== undefined && cur.current_version === claimed.change_version && p.policy_epoch === claimed.policy_epoch };
   }
 
   /**
@@ -550,10 +569,7 @@ export class Authority {
    * pure function of the subject, so results are memoized per exact subject (bounded).
    */
   tasksFor(subject: Subject): Task[] {
-    const key = [
-      subject.repository, subject.profile, subject.target, subject.change_id, subject.change_version, subject.revision,
-      subject.context_digest, subject.policy_epoch, subject.requirement_digest, subject.plan_digest,
-    ].join('\0');
+    const key = subjectKey(subject);
     const hit = this.taskCache.get(key);
     if (hit) return hit;
     const { requirement, plan } = this.loadRequirement(subject.requirement_digest);
@@ -592,6 +608,16 @@ function rowToProfile(r: ProfileRow): Profile {
     policy_epoch: r.policy_epoch,
     publish_forge_status: r.publish_forge_status === 1,
   };
+}
+
+function sameSubject(a: Subject, b: Subject): boolean {
+  for (const k of Object.keys(a) as (keyof Subject)[]) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+/** Every field of a subject, for the memo tables keyed by exact subject. */
+function subjectKey(s: Subject): string {
+  return [s.repository, s.profile, s.target, s.change_id, s.change_version, s.revision, s.context_digest, s.policy_epoch, s.requirement_digest, s.plan_digest].join('\0');
 }
 
 function tokenHash(token: string): string {

@@ -55,12 +55,72 @@ export function parseStrictJson(input: Uint8Array | string, options: ParseOption
     }
   }
   if (text.charCodeAt(0) === 0xfeff) throw badInput(`${what} starts with a byte-order mark`, 'INVALID_JSON');
+  const fast = parseSimple(text, options.maxDepth ?? 64, options.integersOnly ?? false);
+  if (fast !== undefined) return fast;
   try {
     return new Parser(text, options.maxDepth ?? 64, options.integersOnly ?? false).parseDocument();
   } catch (e) {
     if (e instanceof JsonSyntaxError) throw badInput(`${what} is not valid JSON: ${e.message} at offset ${e.offset}`, e.message.startsWith('duplicate key') ? 'DUPLICATE_KEY' : 'INVALID_JSON');
     throw e;
   }
+}
+
+/**
+ * JSON.parse for the common document on which it provably agrees with Parser, else undefined (then
+ * Parser decides, and words any error). Agreement needs: no escape sequence and no surrogate in any
+ * string, every number a plain integer of at most 15 digits (exact as a double; never -0 when only
+ * integers are allowed), no duplicate key (JSON.parse keeps the last: counted as fewer members than the
+ * text has colons outside strings) and no nesting deeper than maxDepth. JSON.parse defines "__proto__"
+ * as a plain data member, as Parser does.
+ */
+function parseSimple(text: string, maxDepth: number, integersOnly: boolean): JsonValue | undefined {
+  let colons = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x22) break;
+        if (d === 0x5c || (d >= 0xd800 && d <= 0xdfff)) return undefined;
+      }
+    } else if (c === 0x3a) {
+      colons++;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const start = i;
+      if (c === 0x2d) {
+        if (integersOnly && text.charCodeAt(i + 1) === 0x30) return undefined;
+        i++;
+      }
+      while (i < n && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39) i++;
+      if (i - start > 15) return undefined;
+      const e = text.charCodeAt(i);
+      if (e === 0x2e || e === 0x65 || e === 0x45) return undefined;
+      i--;
+    }
+  }
+  let v: JsonValue;
+  try {
+    v = JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+  let members = 0;
+  const walk = (x: JsonValue, depth: number): boolean => {
+    if (x === null || typeof x !== 'object') return true;
+    if (depth > maxDepth) return false;
+    if (Array.isArray(x)) {
+      for (const e of x) if (!walk(e, depth + 1)) return false;
+      return true;
+    }
+    for (const k of Object.keys(x)) {
+      members++;
+      if (!walk(x[k]!, depth + 1)) return false;
+    }
+    return true;
+  };
+  if (!walk(v, 1) || members !== colons) return undefined;
+  return v;
 }
 
 class Parser {
@@ -321,6 +381,49 @@ export function outputJson(value: unknown): string {
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
 
 function encode(v: JsonValue | undefined, strict: boolean): string {
+  // Most documents hold nothing JSON.stringify writes differently from serde_json (no bigint, no
+  // integer-like key, no lone surrogate, no number it would round): one check, then one native call.
+  return plain(v, strict) ? JSON.stringify(v) : encodeSlow(v, strict);
+}
+
+/** Whether JSON.stringify(v) is exactly encodeSlow(v, strict) (false also for everything encodeSlow refuses). */
+function plain(v: unknown, strict: boolean): boolean {
+  if (v === null) return true;
+  switch (typeof v) {
+    case 'boolean':
+      return true;
+    case 'string':
+      return v.isWellFormed();
+    case 'number':
+      return Number.isSafeInteger(v) || (!strict && Number.isFinite(v));
+    case 'object': {
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (!plain(v[i], strict)) return false;
+        return true;
+      }
+      // Only plain data: a prototype could bring a toJSON that JSON.stringify would call.
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return false;
+      const o = v as Record<string, unknown>;
+      for (const key of Object.keys(o)) {
+        const c = key.charCodeAt(0);
+        if (c >= 0x30 && c <= 0x39 && strict && ARRAY_INDEX.test(key)) return false;
+        if (!key.isWellFormed()) return false;
+        const member = o[key];
+        if (member === undefined) {
+          if (strict) return false;
+          continue;
+        }
+        if (!plain(member, strict)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function encodeSlow(v: JsonValue | undefined, strict: boolean): string {
   if (v === null) return 'null';
   switch (typeof v) {
     case 'boolean':
@@ -338,7 +441,7 @@ function encode(v: JsonValue | undefined, strict: boolean): string {
         let out = '[';
         for (let i = 0; i < v.length; i++) {
           if (i > 0) out += ',';
-          out += encode(v[i], strict);
+          out += encodeSlow(v[i], strict);
         }
         return out + ']';
       }
@@ -355,7 +458,7 @@ function encode(v: JsonValue | undefined, strict: boolean): string {
         }
         if (!first) out += ',';
         first = false;
-        out += quote(key) + ':' + encode(member, strict);
+        out += quote(key) + ':' + encodeSlow(member, strict);
       }
       return out + '}';
     }

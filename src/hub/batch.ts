@@ -1,0 +1,269 @@
+// Group commit of the journal's mutations. A durable commit waits for an fsync, and better-sqlite3 would
+// wait for it on the event loop, so one commit per mutation caps the Hub at one fsync per request and
+// stalls everything else meanwhile. Instead, the mutations that arrive together are run as one batch:
+//
+//   BEGIN IMMEDIATE
+//     SAVEPOINT, mutation 1, RELEASE        (or ROLLBACK TO: a refused mutation leaves no row)
+//     SAVEPOINT, mutation 2, RELEASE
+//     ...
+//   COMMIT, then fdatasync of the WAL       (one sync for the whole batch, off the event loop)
+//
+// Each mutation still runs its checks and writes inside its own (nested) transaction, one after the
+// other, so claims of one task serialize exactly as before: a later mutation of the batch sees the
+// earlier ones' rows. Nothing of a batch is answered before its COMMIT returned and the WAL is synced:
+// not the successes, and not the refusals either, since they may rest on rows of the batch. If the
+// COMMIT (or BEGIN, or the sync) fails, or SQLite abandons the transaction midway, every answer of the
+// batch becomes a store error and none is reported as done. The SQL part of a batch runs synchronously
+// within one event-loop turn, so no transaction is ever open while other requests run.
+
+import * as fs from 'node:fs';
+import type Database from 'better-sqlite3';
+import type { JsonValue } from '../core/canonical/json.js';
+import { HubError } from './errors.js';
+
+export type Outcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: unknown };
+
+/** The answer given to every mutation of a batch whose commit did not happen. */
+export const batchNotCommitted = (): HubError => new HubError(503, 'store_unavailable', 'the Hub storage is unavailable');
+
+/**
+ * Runs `runs` as one batch in one write transaction of `db`, each in its own savepoint, and returns
+ * their outcomes in order. Successes are reported only when the single COMMIT succeeded.
+ */
+export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)[]): Outcome[] {
+  if (db.inTransaction) throw new Error('runBatch: a transaction is already open');
+  const out: Outcome[] = [];
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch (error) {
+    // Contention (SQLITE_BUSY after the busy timeout) or a store fault: nothing ran.
+    return runs.map(() => ({ ok: false, error }));
+  }
+  let broken: unknown;
+  for (const run of runs) {
+    if (broken !== undefined) {
+      out.push({ ok: false, error: broken });
+      continue;
+    }
+    try {
+      out.push({ ok: true, value: savepoint(db, run) });
+    } catch (error) {
+      out.push({ ok: false, error });
+    }
+    // Some errors (a full disk, an I/O error) make SQLite roll back the whole transaction: what the
+    // batch did so far is gone, so nothing of it may be answered as done.
+    if (!db.inTransaction) broken = batchNotCommitted();
+  }
+  if (broken === undefined) {
+    try {
+      db.exec('COMMIT');
+      return out;
+    } catch (error) {
+      broken = error;
+    }
+  }
+  if (db.inTransaction) {
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // The connection keeps failing; the answers below already say so.
+    }
+  }
+  return runs.map(() => ({ ok: false, error: batchNotCommitted() }));
+}
+
+const savepoints = new WeakMap<Database.Database, (run: () => JsonValue) => JsonValue>();
+
+/** Runs one mutation in a savepoint of the open transaction (rolled back alone when it throws). */
+function savepoint(db: Database.Database, run: () => JsonValue): JsonValue {
+  let tx = savepoints.get(db);
+  if (!tx) {
+    // better-sqlite3 runs a transaction function inside an open transaction as SAVEPOINT/RELEASE, and
+    // as ROLLBACK TO/RELEASE when it throws.
+    tx = db.transaction((r: () => JsonValue) => r());
+    savepoints.set(db, tx);
+  }
+  return tx(run);
+}
+
+/**
+ * Collects the mutations submitted during one event-loop turn and runs them as one batch right after
+ * (setImmediate: after the poll phase has read every request that was ready), then answers them once
+ * the batch is durable.
+ *
+ * Durability: the connection runs with synchronous=NORMAL, under which a WAL commit is written but not
+ * synced (checkpoints still sync the WAL before copying it and the database after). Before answering,
+ * this class syncs the WAL file itself with fdatasync on its own descriptor, in the thread pool, so at
+ * the moment of any answer the batch's frames are on stable storage, exactly as synchronous=FULL would
+ * have them; the difference is only that the event loop keeps working during the sync instead of
+ * waiting for it. One sync is in flight at a time and covers every batch committed before it started,
+ * so batches committed meanwhile share the next one. The WAL file keeps its inode for the life of the
+ * connection: SQLite deletes it only when the last connection closes, and the Hub keeps one open.
+ *
+ * A committed batch is visible to later batches and reads at once, so every other journal-derived
+ * answer (reads, recovery) goes through whenDurable too: it is sent only once every batch committed
+ * before it was computed is durable. If a sync fails, nothing waiting is reported done and the journal
+ * stops answering (fail-stop, like a failed fsync in any database: the file's state is unknown until a
+ * restart recovers it).
+ */
+export class GroupCommit {
+  private queue: { run: () => JsonValue; done: (o: Outcome) => void }[] = [];
+  private scheduled = false;
+  private journal: Database.Database | undefined;
+  private walFd: number | undefined;
+  /** Batches committed to SQLite, and how many of them are known durable. */
+  private committed = 0;
+  private durable = 0;
+  private syncing = false;
+  private failed = false;
+  private readonly waiting: { seq: number; send: (failure: HubError | undefined) => void }[] = [];
+  private idle: (() => void)[] = [];
+  /** Batches run and mutations they held (diagnostics for tests and benches). */
+  batches = 0;
+  mutations = 0;
+  syncs = 0;
+
+  constructor(
+    private readonly db: () => Database.Database,
+    /** Read connections whose statements of one batch share one read transaction (the authority). */
+    private readonly readDb?: Database.Database,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  submit(run: () => JsonValue, done: (o: Outcome) => void): void {
+    if (this.failed) {
+      done({ ok: false, error: batchNotCommitted() });
+      return;
+    }
+    this.queue.push({ run, done });
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  /**
+   * Calls send once every batch committed so far is durable (at once when it already is); with a store
+   * error instead when the journal failed. For answers computed from the journal outside a batch.
+   */
+  whenDurable(send: (failure: HubError | undefined) => void): void {
+    if (this.failed) send(batchNotCommitted());
+    else if (this.durable === this.committed) send(undefined);
+    else this.waiting.push({ seq: this.committed, send });
+  }
+
+  /** Resolves once no sync is in flight; later syncs are not started. For shutdown. */
+  close(): Promise<void> {
+    this.failed = true;
+    return new Promise((resolve) => {
+      const finish = () => {
+        if (this.walFd !== undefined) fs.closeSync(this.walFd);
+        this.walFd = undefined;
+        resolve();
+      };
+      if (this.syncing) this.idle.push(finish);
+      else finish();
+    });
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const items = this.queue;
+    this.queue = [];
+    let db: Database.Database;
+    try {
+      db = this.open();
+    } catch (error) {
+      // No journal (e.g. a schema this program does not know): nothing ran, nothing to wait for.
+      for (const i of items) i.done({ ok: false, error });
+      return;
+    }
+    const runs = items.map((i) => i.run);
+    const outcomes = this.readDb ? withReadTransaction(this.readDb, () => runBatch(db, runs)) : runBatch(db, runs);
+    this.batches++;
+    this.mutations += items.length;
+    const seq = ++this.committed;
+    this.waiting.push({
+      seq,
+      send: (failure) => {
+        for (let i = 0; i < items.length; i++) items[i]!.done(failure ? { ok: false, error: failure } : outcomes[i]!);
+      },
+    });
+    if (this.walFd === undefined) {
+      try {
+        this.walFd = fs.openSync(`${db.name}-wal`, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      } catch (error) {
+        this.log(`hub: journal WAL unavailable (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
+        this.fail();
+        return;
+      }
+    }
+    this.sync();
+  };
+
+  private open(): Database.Database {
+    if (!this.journal || !this.journal.open) {
+      const db = this.db();
+      // This class syncs the WAL before any answer (see above); SQLite need not do it inside COMMIT.
+      db.pragma('synchronous = NORMAL');
+      this.journal = db;
+    }
+    return this.journal;
+  }
+
+  private sync(): void {
+    if (this.syncing || this.failed || this.durable === this.committed || this.walFd === undefined) return;
+    this.syncing = true;
+    this.syncs++;
+    const target = this.committed;
+    fs.fdatasync(this.walFd, (err) => {
+      this.syncing = false;
+      if (err) {
+        this.log(`hub: journal sync failed (${err.code ?? 'unknown'})`);
+        this.fail();
+      } else {
+        this.durable = target;
+        this.release();
+      }
+      const idle = this.idle;
+      this.idle = [];
+      for (const f of idle) f();
+      this.sync();
+    });
+  }
+
+  private release(): void {
+    let n = 0;
+    while (n < this.waiting.length && this.waiting[n]!.seq <= this.durable) n++;
+    for (const w of this.waiting.splice(0, n)) w.send(undefined);
+  }
+
+  private fail(): void {
+    this.failed = true;
+    for (const w of this.waiting.splice(0)) w.send(batchNotCommitted());
+  }
+}
+
+/** Runs f inside one read transaction of db (its statements share one snapshot and one lock). */
+function withReadTransaction<T>(db: Database.Database, f: () => T): T {
+  if (db.inTransaction) return f();
+  try {
+    db.exec('BEGIN');
+  } catch {
+    return f();
+  }
+  try {
+    return f();
+  } finally {
+    // A read transaction has nothing to lose: if its end fails, roll it back.
+    try {
+      if (db.inTransaction) db.exec('COMMIT');
+    } catch {
+      try {
+        db.exec('ROLLBACK');
+      } catch {
+        // Nothing more to do: the next batch starts its own transaction or none.
+      }
+    }
+  }
+}
