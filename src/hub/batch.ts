@@ -118,7 +118,7 @@ export class GroupCommit {
   private failed = false;
   private readonly waiting: { seq: number; send: (failure: HubError | undefined) => void }[] = [];
   private idle: (() => void)[] = [];
-  /** Batches run and mutations they held (diagnostics for tests and benches). */
+  /** Batches run, mutations they held, and WAL syncs completed (diagnostics for tests). */
   batches = 0;
   mutations = 0;
   syncs = 0;
@@ -214,7 +214,6 @@ export class GroupCommit {
   private sync(): void {
     if (this.syncing || this.failed || this.durable === this.committed || this.walFd === undefined) return;
     this.syncing = true;
-    this.syncs++;
     const target = this.committed;
     fs.fdatasync(this.walFd, (err) => {
       this.syncing = false;
@@ -222,6 +221,7 @@ export class GroupCommit {
         this.log(`hub: journal sync failed (${err.code ?? 'unknown'})`);
         this.fail();
       } else {
+        this.syncs++;
         this.durable = target;
         this.release();
       }

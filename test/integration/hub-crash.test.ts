@@ -1,5 +1,7 @@
 // A Hub killed with SIGKILL in the middle of claim/heartbeat/result traffic restarts with a consistent
 // journal: SQLite integrity, no duplicate attempts, every committed outcome retained and replayable.
+// The traffic comes from 16 clients at once, so the Hub group-commits several mutations per batch: an
+// answered mutation must never be lost, whichever batch it was in when the Hub died.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -37,7 +39,7 @@ test('SIGKILL mid-traffic: the restarted Hub has a consistent journal and retain
 
   hub = await startHub(s.dataDir);
   const url = hub.url;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
   const committed: { body: JsonValue; answer: Record<string, unknown> }[] = [];
   let killed = false;
   let next = 0;
@@ -68,7 +70,7 @@ test('SIGKILL mid-traffic: the restarted Hub has a consistent journal and retain
     killed = true;
     hub!.child.kill('SIGKILL');
   })();
-  await Promise.all([...Array.from({ length: 8 }, (_, w) => worker(w)), killer]);
+  await Promise.all([...Array.from({ length: 16 }, (_, w) => worker(w)), killer]);
   agent.destroy();
   await new Promise<void>((r) => (hub!.child.exitCode !== null || hub!.child.signalCode !== null ? r() : hub!.child.once('exit', () => r())));
   assert.equal(hub.child.signalCode, 'SIGKILL');
@@ -83,6 +85,19 @@ test('SIGKILL mid-traffic: the restarted Hub has a consistent journal and retain
     assert.deepEqual(db.prepare('SELECT task_id FROM attempts WHERE task_id NOT IN (SELECT task_id FROM tasks)').all(), []);
     const rows = (db.prepare('SELECT COUNT(*) AS n FROM idempotency').get() as { n: number }).n;
     assert.ok(rows >= committed.length, `${rows} retained requests, ${committed.length} answered`);
+    // Each answered mutation's effect is in the journal as answered.
+    const attemptOf = db.prepare('SELECT attempt_digest, state, fence FROM attempts WHERE attempt_id = ?');
+    const retainedOf = db.prepare('SELECT kind, attempt_id FROM idempotency WHERE owner_id = ? AND agent_id = ? AND request_id = ?');
+    for (const c of committed) {
+      const body = c.body as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const a = c.answer.attempt as Record<string, unknown>;
+      const requestId = body.operation === 'result' ? body.assertion.request_id : body.request_id;
+      assert.deepEqual(retainedOf.get('alice', 'claude', requestId), { kind: body.operation, attempt_id: a.attempt_id }, requestId);
+      const row = attemptOf.get(a.attempt_id) as { attempt_digest: string; state: string; fence: number } | undefined;
+      assert.ok(row, `attempt of ${requestId} lost`);
+      assert.equal(row.attempt_digest, a.attempt_digest);
+      if (body.operation === 'result') assert.equal(row.state, 'finished');
+    }
   } finally {
     db.close();
   }
