@@ -2,8 +2,9 @@
 // scheduler and recovery record (seed 000, "Identity and requests", "Trust and criterion results",
 // "Recovery", "Phase-two local state machine").
 //
-// Every mutation runs in one journal transaction opened with BEGIN IMMEDIATE, so claims of one logical
-// task serialize (also across processes sharing the data dir). Inside it, in order: the idempotency row
+// Every mutation runs in one journal transaction opened with BEGIN IMMEDIATE (in the Hub: its own
+// savepoint inside a group-commit batch's BEGIN IMMEDIATE transaction, see batch.ts), so claims of one
+// logical task serialize (also across processes sharing the data dir). Inside it, in order: the idempotency row
 // of (owner, agent, request_id) is checked first (an identical committed retry returns its retained
 // outcome even after the subject, policy or enrollment went stale), then the current authority state is
 // rechecked through the Hub's authority connection, then the journal rows and the idempotency row are
