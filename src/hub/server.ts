@@ -93,11 +93,13 @@ export class HubState {
 }
 
 function send(res: http.ServerResponse, status: number, body: JsonValue, close = false): void {
-  const bytes = Buffer.from(outputJson(body), 'utf8');
-  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': bytes.length, 'cache-control': 'no-store' };
+  // A string body goes out with the header block in one write (node:http joins them; with a Buffer
+  // body it writes two chunks).
+  const text = outputJson(body);
+  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text, 'utf8'), 'cache-control': 'no-store' };
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
-  res.end(bytes);
+  res.end(text, 'utf8');
 }
 
 function sendError(res: http.ServerResponse, e: HubError, close = false): void {
