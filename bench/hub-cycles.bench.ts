@@ -90,8 +90,11 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
           const t = tasks[i]!;
           const s = performance.now();
           const c = await timed(claimBody(t, `c-${i}`));
-          await timed(mutationBody('heartbeat', c.attempt, `h-${i}`));
-          await timed(resultBody(t, c.attempt, `r-${i}`, 'alice', 'bench'));
+          if (c.replayed !== false || c.attempt.task_id !== t.task_id || c.attempt.state !== 'leased' || c.attempt.fence !== 1) throw new Error(`unexpected claim answer for task ${i}`);
+          const h = await timed(mutationBody('heartbeat', c.attempt, `h-${i}`));
+          if (h.operation !== 'heartbeat' || h.attempt.attempt_id !== c.attempt.attempt_id || h.attempt.state !== 'leased') throw new Error(`unexpected heartbeat answer for task ${i}`);
+          const r = await timed(resultBody(t, c.attempt, `r-${i}`, 'alice', 'bench'));
+          if (r.operation !== 'result' || r.attempt.attempt_id !== c.attempt.attempt_id || r.attempt.state !== 'finished') throw new Error(`unexpected result answer for task ${i}`);
           cycleLat.push(performance.now() - s);
         }
       }),
@@ -104,9 +107,11 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
     cycleLat.length = 0;
     reqLat.length = 0;
     const cpu0 = cpuSeconds(child.pid!);
+    const own0 = process.cpuUsage();
     const t0 = performance.now();
     await drive(warm, warm + cycles);
     const cpu1 = cpuSeconds(child.pid!);
+    const own = process.cpuUsage(own0);
     const elapsed = (performance.now() - t0) / 1000;
     const cps = cycles / elapsed;
     cycleLat.sort((x, y) => x - y);
@@ -122,6 +127,8 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
       cpu0 === undefined || cpu1 === undefined
         ? 'hub CPU       unavailable'
         : `hub CPU       ${(((cpu1 - cpu0) * 1000) / cycles).toFixed(2)} ms per cycle (${(cycles / (cpu1 - cpu0)).toFixed(0)} cycles per CPU-second)`,
+      // The clients share the machine's cores with the Hub: their cost is part of the picture.
+      `client CPU    ${((own.user + own.system) / 1000 / cycles).toFixed(2)} ms per cycle (8 clients, this process)`,
     );
   } finally {
     agent.destroy();

@@ -152,11 +152,16 @@ export class GroupCommit {
     else this.waiting.push({ seq: this.committed, send });
   }
 
-  /** Resolves once no sync is in flight; later syncs are not started. For shutdown. */
+  /**
+   * For shutdown: resolves once no sync is in flight. Nothing is run or answered as done afterwards;
+   * what still waits for a sync is answered with a store error.
+   */
   close(): Promise<void> {
     this.failed = true;
     return new Promise((resolve) => {
       const finish = () => {
+        // Committed but never synced: not reported done (an identical retry finds whatever landed).
+        for (const w of this.waiting.splice(0)) w.send(batchNotCommitted());
         if (this.walFd !== undefined) fs.closeSync(this.walFd);
         this.walFd = undefined;
         resolve();
@@ -170,6 +175,11 @@ export class GroupCommit {
     this.scheduled = false;
     const items = this.queue;
     this.queue = [];
+    if (this.failed) {
+      // Closed (or failed) since these were queued: nothing more is run or answered as done.
+      for (const i of items) i.done({ ok: false, error: batchNotCommitted() });
+      return;
+    }
     let db: Database.Database;
     try {
       db = this.open();
