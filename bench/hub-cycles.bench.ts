@@ -6,7 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,8 @@ import { Authority, initAuthority } from '../src/core/authority/store.js';
 import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
 import type { BenchResult } from './stats.js';
-import { claimBody, manyTasks, mutationBody, opPath, postOp, resultBody } from '../test/support/hub-http.js';
+import type { JsonValue } from '../src/core/canonical/json.js';
+import { claimBody, manyTasks, mutationBody, opPath, resultBody } from '../test/support/hub-http.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -36,6 +37,71 @@ function cpuSeconds(pid: number): number | undefined {
     return (Number(rest[11]) + Number(rest[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * One keep-alive HTTP/1.1 connection with the least client machinery: the clients share the two cores
+ * with the Hub, and node:http's client costs about as much CPU per request as a third of the Hub's
+ * work. Requests are real HTTP on a real socket; answers are framed by their content-length (the Hub
+ * never sends chunked bodies) and parsed as JSON.
+ */
+class Connection {
+  private buf: Buffer = Buffer.alloc(0);
+  private waiting: { resolve: (a: { status: number; body: Record<string, any> }) => void; reject: (e: Error) => void } | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+  private constructor(
+    private readonly sock: net.Socket,
+    private readonly head: string,
+  ) {
+    sock.on('data', (c: Buffer) => this.onData(c));
+    sock.on('error', (e) => this.waiting?.reject(e));
+    sock.on('close', () => this.waiting?.reject(new Error('connection closed')));
+  }
+
+  static open(url: string, pathname: string, token: string): Promise<Connection> {
+    const u = new URL(url);
+    const head = `POST ${pathname} HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: `;
+    return new Promise((resolve, reject) => {
+      const sock = net.connect(Number(u.port), u.hostname, () => resolve(new Connection(sock, head)));
+      sock.setNoDelay(true);
+      sock.once('error', reject);
+    });
+  }
+
+  post(body: JsonValue): Promise<{ status: number; body: Record<string, any> }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const payload = JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+      this.sock.write(`${this.head}${Buffer.byteLength(payload)}\r\n\r\n${payload}`);
+    });
+  }
+
+  private onData(c: Buffer): void {
+    this.buf = this.buf.length === 0 ? c : Buffer.concat([this.buf, c]);
+    const end = this.buf.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const headText = this.buf.toString('latin1', 0, end);
+    const m = /\r\ncontent-length: *([0-9]+)/i.exec(headText);
+    const w = this.waiting;
+    if (!m || !headText.startsWith('HTTP/1.1 ')) {
+      w?.reject(new Error('answer without content-length'));
+      return;
+    }
+    const total = end + 4 + Number(m[1]);
+    if (this.buf.length < total) return;
+    const status = Number(headText.slice(9, 12));
+    const text = this.buf.toString('utf8', end + 4, total);
+    this.buf = this.buf.subarray(total);
+    this.waiting = undefined;
+    try {
+      w?.resolve({ status, body: JSON.parse(text) });
+    } catch (e) {
+      w?.reject(e as Error);
+    }
+  }
+
+  close(): void {
+    this.sock.destroy();
   }
 }
 
@@ -71,12 +137,12 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
   const p = opPath('acme/demo', 'default');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const conns = await Promise.all(Array.from({ length: CLIENTS }, () => Connection.open(url, p, token)));
   const cycleLat: number[] = [];
   const reqLat: number[] = [];
-  const timed = async (body: Parameters<typeof postOp>[4]) => {
+  const timed = async (conn: Connection, body: JsonValue) => {
     const s = performance.now();
-    const r = await postOp(agent, url, p, token, body);
+    const r = await conn.post(body);
     reqLat.push(performance.now() - s);
     if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     return r.body;
@@ -84,16 +150,16 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
   const drive = async (from: number, to: number) => {
     let next = from;
     await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
+      conns.map(async (conn) => {
         while (next < to) {
           const i = next++;
           const t = tasks[i]!;
           const s = performance.now();
-          const c = await timed(claimBody(t, `c-${i}`));
+          const c = await timed(conn, claimBody(t, `c-${i}`));
           if (c.replayed !== false || c.attempt.task_id !== t.task_id || c.attempt.state !== 'leased' || c.attempt.fence !== 1) throw new Error(`unexpected claim answer for task ${i}`);
-          const h = await timed(mutationBody('heartbeat', c.attempt, `h-${i}`));
+          const h = await timed(conn, mutationBody('heartbeat', c.attempt, `h-${i}`));
           if (h.operation !== 'heartbeat' || h.attempt.attempt_id !== c.attempt.attempt_id || h.attempt.state !== 'leased') throw new Error(`unexpected heartbeat answer for task ${i}`);
-          const r = await timed(resultBody(t, c.attempt, `r-${i}`, 'alice', 'bench'));
+          const r = await timed(conn, resultBody(t, c.attempt, `r-${i}`, 'alice', 'bench'));
           if (r.operation !== 'result' || r.attempt.attempt_id !== c.attempt.attempt_id || r.attempt.state !== 'finished') throw new Error(`unexpected result answer for task ${i}`);
           cycleLat.push(performance.now() - s);
         }
@@ -131,7 +197,7 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
       `client CPU    ${((own.user + own.system) / 1000 / cycles).toFixed(2)} ms per cycle (8 clients, this process)`,
     );
   } finally {
-    agent.destroy();
+    for (const c of conns) c.close();
     child.kill('SIGTERM');
     fs.rmSync(root, { recursive: true, force: true });
   }

@@ -186,10 +186,13 @@ export class Journal {
   }
 
   /**
-   * Runs f in a BEGIN IMMEDIATE transaction, or in a savepoint when one is already open (a group
-   * commit's batch). One wrapper per handle: better-sqlite3 builds its transaction functions per call.
+   * Runs f in a BEGIN IMMEDIATE transaction. Inside an open transaction (a group-commit batch, which
+   * already runs every mutation in its own savepoint, see batch.ts) f runs in that savepoint: a second
+   * one per mutation would only cost statements. One wrapper per handle: better-sqlite3 builds its
+   * transaction functions per call.
    */
   immediate<T>(f: () => T): T {
+    if (this.db.inTransaction) return f();
     return this.tx.immediate(f) as T;
   }
 
