@@ -1,5 +1,5 @@
 // Bundles the task Stop hooks (dist/src/commands/skill-workflow/hook-main.js and everything it imports
-// from this package) into one ES module, dist/hook/agentscm-stop-hook.js. Hosts start a process per hook
+// from this package) into one CommonJS file, dist/hook/agentscm-stop-hook.cjs. Hosts start a process per hook
 // event and each extra module costs start-up time. Packages (better-sqlite3) stay external. tree-ring's
 // bundles are built by ./bundle-tree-ring.ts (imported below).
 
@@ -9,12 +9,14 @@ import { fileURLToPath } from 'node:url';
 import './bundle-tree-ring.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// The task Stop hooks (skill-workflow task-stop|task-codex-stop), registered by install-stop.
+// The task Stop hooks (skill-workflow task-stop|task-codex-stop), registered by install-stop. CommonJS
+// (.cjs): an ES module entry would start Node's ES module loader, which alone costs the hook more time
+// than its whole check.
 buildSync({
   entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
-  outfile: path.join(root, 'dist/hook/agentscm-stop-hook.js'),
+  outfile: path.join(root, 'dist/hook/agentscm-stop-hook.cjs'),
   bundle: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   packages: 'external',

@@ -449,7 +449,7 @@ describe('install-stop and init-repo', () => {
       assert.equal(spec.errorPolicy, table.errorPolicy);
       assert.equal(spec.json, table.json);
     }
-    assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.js')), 'npm run build bundles the Stop hook');
+    assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs')), 'npm run build bundles the Stop hook');
   });
 
   test('install-stop merges into existing configs, is idempotent and refuses a relative token file', () => {
@@ -472,7 +472,7 @@ describe('install-stop and init-repo', () => {
     assert.equal(settings.hooks.Stop.length, 2);
     assert.deepEqual(settings.hooks.Stop[0], existing.hooks.Stop[0]);
     const cmd: string = settings.hooks.Stop[1].hooks[0].command;
-    assert.ok(cmd.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.js')} `), cmd);
+    assert.ok(cmd.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs')} `), cmd);
     assert.match(cmd, / skill-workflow task-stop c1 /);
     assert.ok(cmd.includes(`--workspace ${project}`));
     const bytes = fs.readFileSync(path.join(project, '.claude', 'settings.json'));

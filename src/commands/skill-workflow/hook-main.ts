@@ -1,4 +1,4 @@
-// Entry of the bundled Stop hook (dist/hook/agentscm-stop-hook.js, built by scripts/bundle-hook.ts).
+// Entry of the bundled Stop hook (dist/hook/agentscm-stop-hook.cjs, built by scripts/bundle-hook.ts).
 // Hosts start a process on every stop, and each extra ES module costs start-up time, so install-stop
 // registers this one-file bundle. Same parser, runner and modules as `agentscm skill-workflow
 // task-stop|task-codex-stop`; only the loading differs.
@@ -17,4 +17,6 @@ const PROGRAM: Program = {
   defaultErrorPolicy: 'hook',
 };
 
-await runHookBundle(PROGRAM);
+// No top-level await: the bundle is CommonJS, so that Node's ES module loader (and its scan of every
+// CommonJS dependency) never runs on the hook path. runHookBundle sets the exit code itself.
+void runHookBundle(PROGRAM);

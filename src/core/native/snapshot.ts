@@ -4,7 +4,6 @@
 //   DATA_DIR/snapshots/blobs/<aa>/<sha256>        file contents (sha256 = plain SHA-256 of the bytes)
 //   DATA_DIR/snapshots/manifests/<revision>.json  canonical manifest; its digest is the revision
 
-import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,10 +14,10 @@ import { badInput, localState } from '../errors.js';
 import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly } from '../fs/safe.js';
 
 // child_process is loaded only for git work trees: the Stop hooks scan on every stop, most often
-// without git, and loading it costs them start-up time.
-const requireLazy = createRequire(import.meta.url);
-const execFileSync = ((...args: unknown[]) =>
-  (requireLazy('node:child_process') as { execFileSync: (...a: unknown[]) => unknown }).execFileSync(...args)) as typeof import('node:child_process').execFileSync;
+// without git, and loading it costs them start-up time. (getBuiltinModule, not createRequire: the Stop
+// hook bundle is CommonJS, where import.meta is empty.)
+const execFileSync = ((...args: Parameters<typeof import('node:child_process').execFileSync>) =>
+  process.getBuiltinModule('node:child_process').execFileSync(...args)) as typeof import('node:child_process').execFileSync;
 
 export const MODE_FILE = 0o100644;
 export const MODE_EXEC = 0o100755;
