@@ -4,7 +4,7 @@
 
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
 import { DOMAINS, domainDigest } from '../crypto/digest.js';
-import { badInput } from '../errors.js';
+import { badInput, localState } from '../errors.js';
 import type { Requirement, RequirementStep, Subject } from './types.js';
 
 export interface Plan {
@@ -27,6 +27,18 @@ export function compilePlan(requirement: Requirement, requirementDigest: string)
   const plan: Plan = { workflow: requirement.workflow, requirement_digest: requirementDigest, order };
   const bytes = canonicalJsonBytes({ version: 1, workflow: plan.workflow, requirement_digest: plan.requirement_digest, order: [...order] });
   return { plan, digest: domainDigest(DOMAINS.plan, bytes) };
+}
+
+/**
+ * An installed requirement as stored (canonical bytes and plan digest), rechecked against its digest
+ * and recompiled: what both the authority store and its read-only reader load.
+ */
+export function checkStoredRequirement(digest: string, canonical: Uint8Array, storedPlanDigest: string): { requirement: Requirement; plan: Plan; plan_digest: string } {
+  if (domainDigest(DOMAINS.requirement, canonical) !== digest) throw localState(`installed requirement ${digest} does not match its digest`, 'STORE_CORRUPT');
+  const requirement = JSON.parse(Buffer.from(canonical).toString('utf8')) as Requirement;
+  const { plan, digest: planDigest } = compilePlan(requirement, digest);
+  if (planDigest !== storedPlanDigest) throw localState(`installed plan of ${digest} does not match its digest`, 'STORE_CORRUPT');
+  return { requirement, plan, plan_digest: planDigest };
 }
 
 /** One logical task: a step of the plan bound to an exact subject. */

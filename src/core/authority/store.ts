@@ -8,13 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
+import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
 import { badInput, localState, notFound } from '../errors.js';
 import { assertPrivateDir, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
-import { compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
+import { checkStoredRequirement, compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
 import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor } from './types.js';
 
-export const AUTHORITY_FILE = 'authority.sqlite';
-export const AUTHORITY_SCHEMA_VERSION = 2;
+export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -293,11 +293,7 @@ export class Authority {
       | { canonical: Buffer; plan_digest: string }
       | undefined;
     if (!row) throw localState(`installed requirement ${digest} is missing`, 'STORE_CORRUPT');
-    if (domainDigest(DOMAINS.requirement, row.canonical) !== digest) throw localState(`installed requirement ${digest} does not match its digest`, 'STORE_CORRUPT');
-    const requirement = JSON.parse(row.canonical.toString('utf8')) as Requirement;
-    const { plan, digest: planDigest } = compilePlan(requirement, digest);
-    if (planDigest !== row.plan_digest) throw localState(`installed plan of ${digest} does not match its digest`, 'STORE_CORRUPT');
-    const loaded = { requirement, plan, plan_digest: planDigest };
+    const loaded = checkStoredRequirement(digest, row.canonical, row.plan_digest);
     this.requirementCache.set(digest, loaded);
     return loaded;
   }

@@ -2,9 +2,9 @@
 // this Change now? Only when the Hub says the Change's current subject is qualified and the local
 // workspace holds exactly the qualified bytes. Everything else blocks with typed feedback.
 //
-// Strictly read-only: the authority and the workspace state are opened with SQLite's read-only flags
-// (no migration, no journal-mode change), nothing missing is created, the workspace files are only
-// hashed. The hook never claims, collects, uploads, finalizes, reconciles or checkpoints: `next` is
+// Strictly read-only: the authority and the workspace state are read by the pure read-only SQLite
+// reader (no migration, no journal-mode change, no sidecar file), nothing missing is created, the
+// workspace files are only hashed. The hook never claims, collects, uploads, finalizes, reconciles or checkpoints: `next` is
 // data for the agent, never a command the hook runs.
 //
 // No zod, ink, react, dockerode or execa on this path (it runs on every stop).
@@ -12,15 +12,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { subjectToJson } from '../authority/plan.js';
-import { Authority } from '../authority/store.js';
+import { readCurrentSubject } from '../authority/read-only.js';
 import type { Subject } from '../authority/types.js';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import { checkQualification, type NextStep, type Qualification } from '../contract/qualification-check.js';
 import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
-import { HubClient, readTokenFile } from '../hub-client/client.js';
+import { readTokenFile } from '../hub-client/answer.js';
+import { callOnce } from '../hub-client/http1.js';
 import { scanWorkspace } from '../native/snapshot.js';
-import { readWorkspaceState, WORKSPACES_FILE, type WorkspaceState } from '../native/workspace.js';
+import { readWorkspaceState, WORKSPACES_FILE, type WorkspaceState } from '../native/workspace-state.js';
 
 export const QUALIFICATION_TIMEOUT_MS = 30_000;
 
@@ -112,7 +113,14 @@ function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
     // and it is not created (readWorkspaceState opens it existing-only and read-only).
     if (!lstatOrUndefined(path.join(dataDir, WORKSPACES_FILE))?.isFile()) throw new Category('workspace');
     const real = fs.realpathSync(workspace);
-    const state = readWorkspaceState(dataDir, real);
+    let state: WorkspaceState | undefined;
+    try {
+      state = readWorkspaceState(dataDir, real);
+    } catch (e) {
+      // A state file that exists but cannot be read as one consistent snapshot is a store failure.
+      if (isAgentscmError(e) && (e.code === 'STORE_UNREADABLE' || e.code === 'STORE_CORRUPT')) throw new Category('local_store');
+      throw e;
+    }
     if (!state) throw new Category('workspace');
     return { state, live: scanWorkspace(real).revision };
   });
@@ -157,43 +165,32 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   const workspace = path.resolve(input.workspace);
   const token = guard('token', () => readTokenFile(input.tokenFile));
 
-  const authority = guard('local_store', () => {
-    // Existing-only: a missing data dir blocks and is not created (Authority.open never creates).
-    if (!lstatOrUndefined(input.dataDir)?.isDirectory()) throw new Category('local_store');
-    return Authority.open(input.dataDir, { readonly: true });
-  });
+  // Existing-only: a missing data dir or authority blocks and is not created (the reader creates nothing).
+  const readSubject = (): Subject =>
+    guard('local_store', () => {
+      if (!lstatOrUndefined(input.dataDir)?.isDirectory()) throw new Category('local_store');
+      return readCurrentSubject(input.dataDir, input.repository, input.profile, input.change);
+    });
+  const subject = readSubject();
+  const before = readWorkspace(input.dataDir, workspace);
+
+  let answer: JsonValue;
   try {
-    const readSubject = (): Subject => guard('local_store', () => authority.currentSubject(input.repository, input.profile, input.change));
-    const subject = readSubject();
-    const before = readWorkspace(input.dataDir, workspace);
-
-    const client = guard('service', () => new HubClient({
-      endpoint: input.endpoint,
-      repository: input.repository,
-      profile: input.profile,
-      token,
-      timeoutMs: input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS,
-      maxAnswerBytes: 256 * 1024,
-    }));
-    let answer: JsonValue;
-    try {
-      answer = await client.call({ operation: 'qualification', subject: subjectToJson(subject) });
-    } catch (e) {
-      return errorVerdict(hubCategory(e));
-    } finally {
-      client.close();
-    }
-    const checked = checkQualification(answer);
-    if (!checked.ok) return errorVerdict('malformed');
-    const q: Qualification = checked.value;
-    if (q.revision !== subject.revision) return errorVerdict('malformed');
-
-    const after = readWorkspace(input.dataDir, workspace);
-    const subjectAfter = readSubject();
-    return decide(input, subject, subjectAfter, before, after, q);
-  } finally {
-    authority.close();
+    answer = await callOnce(
+      { endpoint: input.endpoint, repository: input.repository, profile: input.profile, token, timeoutMs: input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS, maxAnswerBytes: 256 * 1024 },
+      { operation: 'qualification', subject: subjectToJson(subject) },
+    );
+  } catch (e) {
+    return errorVerdict(hubCategory(e));
   }
+  const checked = checkQualification(answer);
+  if (!checked.ok) return errorVerdict('malformed');
+  const q: Qualification = checked.value;
+  if (q.revision !== subject.revision) return errorVerdict('malformed');
+
+  const after = readWorkspace(input.dataDir, workspace);
+  const subjectAfter = readSubject();
+  return decide(input, subject, subjectAfter, before, after, q);
 }
 
 function decide(input: TaskStopInput, subject: Subject, subjectAfter: Subject, before: WorkspaceRead, after: WorkspaceRead, q: Qualification): StopVerdict {

@@ -1,16 +1,15 @@
 // Workspace state: which snapshot a checked-out directory was last checkpointed at. One SQLite file in
-// the data dir, one row per workspace. Checkpoint writes it; the Stop hook opens it read-only (no
-// migration, no journal-mode change) and compares the files against the base snapshot itself.
+// the data dir, one row per workspace. Checkpoint writes it (here); the Stop hook reads it through
+// workspace-state.ts (read-only, no native binding) and compares the files against the base snapshot itself.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { DOMAINS, domainDigest } from '../crypto/digest.js';
 import { localState } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
+import { WORKSPACES_FILE, WORKSPACES_SCHEMA_VERSION, workspaceKey, type WorkspaceState } from './workspace-state.js';
 
-export const WORKSPACES_FILE = 'workspaces.sqlite';
-export const WORKSPACES_SCHEMA_VERSION = 1;
+export { readWorkspaceState, WORKSPACES_FILE, WORKSPACES_SCHEMA_VERSION, workspaceKey, type WorkspaceState } from './workspace-state.js';
 
 const SCHEMA = `
 CREATE TABLE workspaces (
@@ -28,25 +27,6 @@ CREATE TABLE workspaces (
   updated_at INTEGER NOT NULL
 ) STRICT;
 `;
-
-export interface WorkspaceState {
-  readonly workspace_key: string;
-  readonly workspace_path: string;
-  readonly repository: string;
-  readonly change_id: string;
-  readonly status: 'ready' | 'pending';
-  readonly base_revision: string | null;
-  readonly generation: number;
-  readonly pending_operation: string | null;
-  readonly last_scan_revision: string | null;
-  readonly last_scan_at: number | null;
-  readonly updated_at: number;
-}
-
-/** The row key of a workspace: a digest of its real path (so two spellings of one directory agree). */
-export function workspaceKey(workspace: string): string {
-  return domainDigest(DOMAINS.workspace, Buffer.from(fs.realpathSync(workspace), 'utf8'));
-}
 
 function file(dataDir: string): string {
   return path.join(dataDir, WORKSPACES_FILE);
@@ -71,29 +51,6 @@ export function openWorkspacesForWrite(dataDir: string): Database.Database {
     throw localState(`workspace state schema is version ${v}, this program needs ${WORKSPACES_SCHEMA_VERSION}`, 'SCHEMA_NOT_CURRENT');
   }
   return db;
-}
-
-/**
- * Reads one workspace's state read-only. A missing file or an old schema is LOCAL_STATE (the hook
- * blocks on it); nothing is created or migrated.
- */
-export function readWorkspaceState(dataDir: string, workspace: string): WorkspaceState | undefined {
-  const f = file(dataDir);
-  if (!lstatOrUndefined(f)) throw localState('the data dir has no workspace state (run `agentscm checkpoint` first)', 'NO_WORKSPACE_STATE');
-  let db: Database.Database;
-  try {
-    db = new Database(f, { readonly: true, fileMustExist: true });
-  } catch {
-    throw localState('workspace state unavailable', 'STORE_UNAVAILABLE');
-  }
-  try {
-    db.pragma('busy_timeout = 5000');
-    const v = db.pragma('user_version', { simple: true }) as number;
-    if (v !== WORKSPACES_SCHEMA_VERSION) throw localState('workspace state schema is not current', 'SCHEMA_NOT_CURRENT');
-    return db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(workspaceKey(workspace)) as WorkspaceState | undefined;
-  } finally {
-    db.close();
-  }
 }
 
 /** Marks a checkpoint as running (write-ahead), so a crash mid-checkpoint is visible to the hook. */

@@ -1,0 +1,73 @@
+// The Stop hooks' read of the authority: a Change's current subject, from one consistent snapshot of
+// authority.sqlite, through the pure read-only SQLite reader (no native binding on the hook path, no
+// file created or written). Same rows and the same checks as Authority.currentSubject in store.ts.
+
+import * as path from 'node:path';
+import { localState, notFound } from '../errors.js';
+import { assertPrivateDir, lstatOrUndefined } from '../fs/safe.js';
+import { readSqlite, type Row, type SqliteSnapshot } from '../sqlite-read/index.js';
+import { checkStoredRequirement } from './plan.js';
+import type { Subject } from './types.js';
+
+export const AUTHORITY_FILE = 'authority.sqlite';
+export const AUTHORITY_SCHEMA_VERSION = 2;
+
+// The columns of the tables read here, as the schema in store.ts declares them.
+const PROFILES = ['repository', 'profile', 'target', 'requirement_digest', 'policy_epoch', 'publish_forge_status', 'updated_at'];
+const CHANGES = ['repository', 'change_id', 'current_version', 'created_at'];
+const CHANGE_VERSIONS = ['repository', 'change_id', 'change_version', 'revision', 'parent_revision', 'context_digest', 'created_at'];
+const REQUIREMENTS = ['requirement_digest', 'canonical', 'plan_digest', 'created_at'];
+
+const corrupt = (what: string) => localState(`authority row of unexpected type: ${what}`, 'STORE_CORRUPT');
+
+function text(r: Row, k: string): string {
+  const v = r[k];
+  if (typeof v !== 'string') throw corrupt(k);
+  return v;
+}
+
+function int(r: Row, k: string): number {
+  const v = r[k];
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw corrupt(k);
+  return v;
+}
+
+function subjectIn(db: SqliteSnapshot, repository: string, profile: string, changeId: string): Subject {
+  if (db.userVersion !== AUTHORITY_SCHEMA_VERSION) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
+  const p = db.get('profiles', PROFILES, ['repository', 'profile'], [repository, profile]);
+  if (!p) throw notFound(`no agent-task profile ${profile} for repository ${repository}`, 'PROFILE_NOT_FOUND');
+  const cur = db.get('changes', CHANGES, ['repository', 'change_id'], [repository, changeId]);
+  const cv = cur && db.get('change_versions', CHANGE_VERSIONS, ['repository', 'change_id', 'change_version'], [repository, changeId, int(cur, 'current_version')]);
+  if (!cv) throw notFound(`no Change ${changeId} in ${repository} (run \`agentscm checkpoint\` first)`, 'CHANGE_NOT_FOUND');
+  const digest = text(p, 'requirement_digest');
+  const req = db.get('requirements', REQUIREMENTS, ['requirement_digest'], [digest]);
+  if (!req) throw localState(`installed requirement ${digest} is missing`, 'STORE_CORRUPT');
+  const canonical = req.canonical;
+  if (!Buffer.isBuffer(canonical)) throw corrupt('canonical');
+  const { plan_digest } = checkStoredRequirement(digest, canonical, text(req, 'plan_digest'));
+  return {
+    repository: text(p, 'repository'),
+    profile: text(p, 'profile'),
+    target: text(p, 'target'),
+    change_id: text(cv, 'change_id'),
+    change_version: int(cv, 'change_version'),
+    revision: text(cv, 'revision'),
+    context_digest: text(cv, 'context_digest'),
+    policy_epoch: int(p, 'policy_epoch'),
+    requirement_digest: digest,
+    plan_digest,
+  };
+}
+
+/**
+ * The current subject of a Change under a profile, read-only: the data dir must be an existing
+ * owner-private directory holding the authority (nothing is created), at the current schema.
+ */
+export function readCurrentSubject(dataDir: string, repository: string, profile: string, changeId: string): Subject {
+  assertPrivateDir(dataDir, 'data dir');
+  const file = path.join(dataDir, AUTHORITY_FILE);
+  const st = lstatOrUndefined(file);
+  if (!st) throw localState('the data dir has no authority (run `agentscm authority init --data-dir DIR`)', 'NO_AUTHORITY');
+  if (!st.isFile()) throw localState('the authority database is not a regular file', 'STORE_UNAVAILABLE');
+  return readSqlite(file, (db) => subjectIn(db, repository, profile, changeId));
+}
