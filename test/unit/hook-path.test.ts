@@ -2,6 +2,7 @@
 // or zod: hooks run on every agent stop and must start in tens of milliseconds.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/cli.js';
@@ -51,4 +52,14 @@ test('self-test: the walker finds forbidden packages through relative and dynami
   const all = walkImports(CLI);
   for (const c of COMMANDS) assert.ok(all.files.has(commandModuleFile(CLI, c.load)), c.path.join(' '));
   assert.ok(all.packages.has('zod'));
+});
+
+test('the Stop hook bundle is CommonJS and loads only node:fs, node:path and node:net (no package, no native binding)', () => {
+  // Every module a hook process loads costs start-up time on every stop: better-sqlite3 (a native
+  // binding) is replaced by the pure reader, node:http by a one-request client, node:crypto by SHA-256
+  // in TypeScript until a process hashes in bulk (then loaded on demand, as child_process for git).
+  const bundle = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs'), 'utf8');
+  const required = new Set([...bundle.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]));
+  assert.deepEqual([...required].sort(), ['node:fs', 'node:net', 'node:path']);
+  assert.doesNotMatch(bundle, /\bimport\s*\(|\bimport\.meta\b/, 'no ES module loading at run time');
 });

@@ -143,6 +143,8 @@ export function requestOnce(opts: HubClientOptions, pathname: string, body: stri
         while (!parsed) {
           const h = parseHead(received);
           if (!h) {
+            // Hung up without a byte of answer: like a refused connection, the request failed.
+            if (ended && received.length === 0) throw fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the Hub closed the connection without answering');
             if (ended) throw malformed('connection closed inside the header');
             return;
           }

@@ -1,0 +1,151 @@
+// The Stop hooks' one-request HTTP/1.1 client (src/core/hub-client/http1.ts): the same request as
+// HubClient (path, bearer token, JSON body) against a real node:http server on 127.0.0.1:0, and strict
+// answer parsing. Malformed HTTP can only be produced by a raw TCP server: those servers are fakes for
+// exactly that fault and say so.
+
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { after, test } from 'node:test';
+import { AgentscmError } from '../../src/core/errors.js';
+import { callOnce, MAX_HEAD_BYTES } from '../../src/core/hub-client/http1.js';
+
+const TOKEN = 'agentscm_wt1_0123456789abcdef01234567_' + 'A'.repeat(43);
+const servers: (http.Server | net.Server)[] = [];
+after(() => servers.forEach((s) => s.close()));
+
+function listen(s: http.Server | net.Server): Promise<string> {
+  servers.push(s);
+  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(s.address() as AddressInfo).port}`)));
+}
+
+const opts = (endpoint: string, extra: { timeoutMs?: number; maxAnswerBytes?: number } = {}) => ({ endpoint, repository: 'acme/demo', profile: 'default', token: TOKEN, ...extra });
+const typed = (kind: string, code?: string) => (e: unknown) => e instanceof AgentscmError && e.kind === kind && (code === undefined || e.code === code);
+
+interface Seen {
+  method?: string;
+  url?: string;
+  headers?: http.IncomingHttpHeaders;
+  body?: string;
+}
+
+/** A real HTTP server that checks the bearer token and answers with the given handler. */
+async function hub(answer: (res: http.ServerResponse, seen: Seen) => void): Promise<{ url: string; seen: Seen }> {
+  const seen: Seen = {};
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      Object.assign(seen, { method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() });
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+        res.writeHead(401, { 'content-type': 'text/plain' });
+        res.end('no');
+        return;
+      }
+      answer(res, seen);
+    });
+  });
+  return { url: await listen(server), seen };
+}
+
+/** A fake Hub that writes raw bytes (the only way to send malformed HTTP). */
+async function raw(bytes: (string | Buffer)[], opts: { close?: boolean } = {}): Promise<string> {
+  const server = net.createServer((sock) => {
+    sock.once('data', () => {
+      for (const b of bytes) sock.write(b);
+      if (opts.close !== false) sock.end();
+    });
+    sock.on('error', () => {});
+  });
+  return listen(server);
+}
+
+test('sends the HubClient request (path, bearer token, JSON body) and returns the 200 document', async () => {
+  const h = await hub((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"ok":true,"n":18446744073709551615}');
+  });
+  const doc = await callOnce(opts(h.url), { operation: 'qualification', x: 1 });
+  assert.deepEqual(doc, { ok: true, n: 18446744073709551615n });
+  assert.equal(h.seen.method, 'POST');
+  assert.equal(h.seen.url, '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks');
+  assert.equal(h.seen.headers?.['content-type'], 'application/json');
+  assert.equal(h.seen.headers?.['content-length'], String(Buffer.byteLength(h.seen.body!)));
+  assert.equal(h.seen.body, '{"operation":"qualification","x":1}');
+});
+
+test('chunked and close-delimited bodies, and an interim 100 answer, are read', async () => {
+  const h = await hub((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"a":');
+    res.write('"b"}');
+    res.end();
+  });
+  assert.deepEqual(await callOnce(opts(h.url), {}), { a: 'b' });
+  const closing = await raw(['HTTP/1.1 100 Continue\r\n\r\n', 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"c"', ':1}']);
+  assert.deepEqual(await callOnce(opts(closing), {}), { c: 1 });
+});
+
+test('answers keep the client\'s typed failures: 401, error documents, non-JSON, too large', async () => {
+  const wrong = await hub(() => assert.fail('not reached'));
+  await assert.rejects(callOnce({ ...opts(wrong.url), token: TOKEN.replace('A', 'B') }, {}), typed('AUTH_REJECTED'));
+  const notFound = await hub((res) => {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"error":{"code":"subject_not_found","message":"no"}}');
+  });
+  await assert.rejects(callOnce(opts(notFound.url), {}), typed('NOT_FOUND', 'SUBJECT_NOT_FOUND'));
+  const text = await hub((res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<html>');
+  });
+  await assert.rejects(callOnce(opts(text.url), {}), typed('HUB_MALFORMED', 'NOT_JSON'));
+  const dup = await hub((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"a":1,"a":2}');
+  });
+  await assert.rejects(callOnce(opts(dup.url), {}), typed('HUB_MALFORMED', 'INVALID_JSON'));
+  const big = await hub((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ pad: 'x'.repeat(5000) }));
+  });
+  await assert.rejects(callOnce(opts(big.url, { maxAnswerBytes: 1000 }), {}), typed('HUB_MALFORMED', 'ANSWER_TOO_LARGE'));
+  const bigChunked = await hub((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (let i = 0; i < 10; i++) res.write(' '.repeat(500));
+    res.end('{}');
+  });
+  await assert.rejects(callOnce(opts(bigChunked.url, { maxAnswerBytes: 1000 }), {}), typed('HUB_MALFORMED', 'ANSWER_TOO_LARGE'));
+});
+
+test('no Hub, a silent Hub and a Hub that hangs up are unreachable', async () => {
+  const closed = net.createServer();
+  const url = await listen(closed);
+  await new Promise((r) => closed.close(r));
+  await assert.rejects(callOnce(opts(url), {}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
+  const silent = await raw([], { close: false });
+  await assert.rejects(callOnce(opts(silent, { timeoutMs: 200 }), {}), typed('HUB_UNREACHABLE', 'HUB_TIMEOUT'));
+  const hangup = await raw([]);
+  await assert.rejects(callOnce(opts(hangup), {}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
+  const cut = await raw(['HTTP/1.1 200 OK\r\nContent-Ty']);
+  await assert.rejects(callOnce(opts(cut), {}), typed('HUB_MALFORMED', 'BAD_HTTP'), 'an answer cut inside its header is malformed');
+});
+
+test('malformed HTTP is a malformed answer', async () => {
+  const cases: (string | Buffer)[][] = [
+    ['HTTP/2 200 OK\r\n\r\n{}'],
+    ['garbage\r\n\r\n'],
+    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}'],
+    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
+    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}extra'],
+    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}'],
+    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n'],
+    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n'],
+    ['HTTP/1.1 200 OK\r\nBad Header\r\n\r\n{}'],
+    ['HTTP/1.1 200 OK\r\nX: ' + 'y'.repeat(MAX_HEAD_BYTES) + '\r\n\r\n{}'],
+  ];
+  for (const c of cases) {
+    const url = await raw(c);
+    await assert.rejects(callOnce(opts(url), {}), typed('HUB_MALFORMED'), JSON.stringify(c).slice(0, 120));
+  }
+});
