@@ -1,27 +1,15 @@
-// Bundles the task Stop hooks (dist/src/commands/skill-workflow/hook-main.js and everything it imports
-// from this package) into one CommonJS file, dist/hook/agentscm-stop-hook.cjs. Hosts start a process per hook
-// event and each extra module costs start-up time. Packages (better-sqlite3) stay external. tree-ring's
-// bundles are built by ./bundle-tree-ring.ts (imported below).
+// Bundles after tsc, for the commands whose start-up time matters: hosts start a process per hook event
+// and each extra module costs start-up time. The task Stop hooks are built by ./bundle-stop-hook.ts
+// (CommonJS body, loader and code cache), tree-ring's bundles by ./bundle-tree-ring.ts, agent-task
+// collect's body below.
 
-import { build, buildSync } from 'esbuild';
+import { build } from 'esbuild';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import './bundle-tree-ring.js';
+import './bundle-stop-hook.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// The task Stop hooks (skill-workflow task-stop|task-codex-stop), registered by install-stop. CommonJS
-// (.cjs): an ES module entry would start Node's ES module loader, which alone costs the hook more time
-// than its whole check.
-buildSync({
-  entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
-  outfile: path.join(root, 'dist/hook/agentscm-stop-hook.cjs'),
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-});
 
 // agent-task collect pays for every module it loads on every run: its body (collect-flow.js) and
 // everything it imports, zod included, become one module next to it. Kept outside: errors.js (the CLI

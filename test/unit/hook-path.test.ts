@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/cli.js';
+import { BODY_NAME, CACHE_NAME, compileHookBody, readCodeCache } from '../../src/commands/skill-workflow/hook-loader.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, importsOf, walkImports } from '../support/import-graph.js';
 
@@ -58,8 +59,18 @@ test('the Stop hook bundle is CommonJS and loads only node:fs, node:path and nod
   // Every module a hook process loads costs start-up time on every stop: better-sqlite3 (a native
   // binding) is replaced by the pure reader, node:http by a one-request client, node:crypto by SHA-256
   // in TypeScript until a process hashes in bulk (then loaded on demand, as child_process for git).
-  const bundle = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs'), 'utf8');
-  const required = new Set([...bundle.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]));
-  assert.deepEqual([...required].sort(), ['node:fs', 'node:net', 'node:path']);
-  assert.doesNotMatch(bundle, /\bimport\s*\(|\bimport\.meta\b/, 'no ES module loading at run time');
+  const requires = (file: string) => {
+    const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', file), 'utf8');
+    assert.doesNotMatch(text, /\bimport\s*\(|\bimport\.meta\b/, `${file}: no ES module loading at run time`);
+    return [...new Set([...text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]))].sort();
+  };
+  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['node:fs', 'node:net', 'node:path']);
+  assert.deepEqual(requires('agentscm-stop-hook.cjs'), ['node:fs', 'node:path', 'node:vm']);
+});
+
+test('the build stores a code cache of the Stop hook body that this Node accepts', () => {
+  const body = path.join(REPO_ROOT, 'dist', 'hook', BODY_NAME);
+  const cache = readCodeCache(path.join(REPO_ROOT, 'dist', 'hook', CACHE_NAME));
+  assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
+  assert.equal(compileHookBody(body, cache).cachedDataRejected, false);
 });

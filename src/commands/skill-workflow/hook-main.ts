@@ -1,4 +1,5 @@
-// Entry of the bundled Stop hook (dist/hook/agentscm-stop-hook.cjs, built by scripts/bundle-hook.ts).
+// Entry of the bundled Stop hook body (dist/hook/agentscm-stop-hook.body.cjs, built by scripts/bundle-stop-hook.ts;
+// the registered entry dist/hook/agentscm-stop-hook.cjs loads it with its code cache, see hook-loader.ts).
 // Hosts start a process on every stop, and each extra ES module costs start-up time, so install-stop
 // registers this one-file bundle. Same parser, runner and modules as `agentscm skill-workflow
 // task-stop|task-codex-stop`; only the loading differs.

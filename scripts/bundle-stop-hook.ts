@@ -1,0 +1,74 @@
+// Builds the task Stop hooks (skill-workflow task-stop|task-codex-stop) as install-stop registers them:
+//
+//   dist/hook/agentscm-stop-hook.cjs              the entry: a small loader (hook-loader-main.ts)
+//   dist/hook/agentscm-stop-hook.body.cjs         hook-main.js and everything it imports, one file
+//   dist/hook/agentscm-stop-hook.body.cjs.cache   V8's code cache of the body after one real run
+//
+// CommonJS: an ES module entry would start Node's ES module loader, which alone costs the hook more time
+// than its whole check. The code cache comes from running the hook once against a throwaway data dir
+// and a local Hub; when that fails the build goes on without it (the hook is then only slower).
+
+import { buildSync } from 'esbuild';
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Authority, initAuthority } from '../src/core/authority/store.js';
+import { decodeRequirement } from '../src/core/contract/requirement.js';
+import { checkpoint } from '../src/core/native/checkpoint.js';
+import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const hookDir = path.join(root, 'dist', 'hook');
+const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' } as const;
+buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')], outfile: path.join(hookDir, BODY_NAME) });
+buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-loader-main.js')], outfile: path.join(hookDir, 'agentscm-stop-hook.cjs') });
+const cacheFile = path.join(hookDir, CACHE_NAME);
+fs.rmSync(cacheFile, { force: true });
+
+async function warm(): Promise<void> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-hook-cache-'));
+  let hub: ReturnType<typeof spawn> | undefined;
+  try {
+    const dataDir = path.join(tmp, 'data');
+    initAuthority(dataDir);
+    const req = decodeRequirement(fs.readFileSync(path.join(root, 'examples', 'requirement.json')));
+    const a = Authority.open(dataDir);
+    a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
+    const { token } = a.issueToken('build', 'code-cache');
+    a.close();
+    const tokenFile = path.join(tmp, 'token');
+    fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+    const ws = path.join(tmp, 'ws');
+    fs.cpSync(path.join(root, 'examples', 'workspace'), ws, { recursive: true });
+    checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
+    const server = spawn(process.execPath, [path.join(root, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    hub = server;
+    const url = await new Promise<string>((resolve, reject) => {
+      server.once('exit', () => reject(new Error('hub serve exited')));
+      server.stdout!.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!));
+    });
+    const args = [
+      '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url, '--repository', 'acme/demo',
+      '--profile', 'default', '--token-file', tokenFile, '--workspace', ws,
+    ];
+    const input = JSON.stringify({ session_id: 'code-cache', hook_event_name: 'Stop', stop_hook_active: false });
+    const r = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'warm-stop-hook.js'), cacheFile, ...args], {
+      input,
+      env: { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(tmp, 'state') },
+      encoding: 'utf8',
+    });
+    if (r.status !== 0 || !r.stdout.startsWith('{"decision":"block"')) throw new Error(`warm-up run failed: ${r.stderr}`);
+  } finally {
+    hub?.kill('SIGTERM');
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+try {
+  await warm();
+} catch (e) {
+  fs.rmSync(cacheFile, { force: true });
+  process.stderr.write(`bundle-stop-hook: no code cache (${(e as Error).message}); the Stop hook works without it\n`);
+}
