@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import { AgentscmError } from '../../src/core/errors.js';
-import { callOnce, MAX_HEAD_BYTES } from '../../src/core/hub-client/http1.js';
+import { callOnce, HubConnection, MAX_HEAD_BYTES } from '../../src/core/hub-client/http1.js';
 
 const TOKEN = 'agentscm_wt1_0123456789abcdef01234567_' + 'A'.repeat(43);
 const servers: (http.Server | net.Server)[] = [];
@@ -148,4 +148,33 @@ test('malformed HTTP is a malformed answer', async () => {
     const url = await raw(c);
     await assert.rejects(callOnce(opts(url), {}), typed('HUB_MALFORMED'), JSON.stringify(c).slice(0, 120));
   }
+});
+
+test('a HubConnection connects at once and sends its request only when asked; an unused one closes', async () => {
+  const events: string[] = [];
+  const server = net.createServer((sock) => {
+    events.push('accepted');
+    sock.on('data', (d: Buffer) => {
+      events.push(`request ${d.toString('latin1').split('\r\n')[0]}`);
+      sock.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    });
+    sock.on('error', () => {});
+  });
+  const url = await listen(server);
+  const conn = new HubConnection(opts(url));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(events, ['accepted'], 'connected, nothing sent yet');
+  assert.deepEqual(await conn.call({ a: 1 }), {});
+  assert.deepEqual(events, ['accepted', 'request POST /v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks HTTP/1.1']);
+
+  const unused = new HubConnection(opts(url));
+  unused.close();
+  await assert.rejects(unused.call({}), typed('HUB_UNREACHABLE'));
+
+  const closed = net.createServer();
+  const gone = await listen(closed);
+  await new Promise((r) => closed.close(r));
+  const early = new HubConnection(opts(gone));
+  await new Promise((r) => setTimeout(r, 50)); // the refusal arrives before the request is sent
+  await assert.rejects(early.call({}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
 });

@@ -19,7 +19,7 @@ import { checkQualification, type NextStep, type Qualification } from '../contra
 import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
 import { readTokenFile } from '../hub-client/answer.js';
-import { callOnce } from '../hub-client/http1.js';
+import { HubConnection } from '../hub-client/http1.js';
 import { scanWorkspace } from '../native/snapshot.js';
 import { readWorkspaceState, WORKSPACES_FILE, type WorkspaceState } from '../native/workspace-state.js';
 
@@ -172,14 +172,27 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
       return readCurrentSubject(input.dataDir, input.repository, input.profile, input.change);
     });
   const subject = readSubject();
-  const before = readWorkspace(input.dataDir, workspace);
+  // The connection opens now, so that the handshake overlaps the first workspace read; the request
+  // itself is sent only after that read, as the seed orders them.
+  const hub = guard('service', () => new HubConnection({
+    endpoint: input.endpoint,
+    repository: input.repository,
+    profile: input.profile,
+    token,
+    timeoutMs: input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS,
+    maxAnswerBytes: 256 * 1024,
+  }));
+  let before: WorkspaceRead;
+  try {
+    before = readWorkspace(input.dataDir, workspace);
+  } catch (e) {
+    hub.close();
+    throw e;
+  }
 
   let answer: JsonValue;
   try {
-    answer = await callOnce(
-      { endpoint: input.endpoint, repository: input.repository, profile: input.profile, token, timeoutMs: input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS, maxAnswerBytes: 256 * 1024 },
-      { operation: 'qualification', subject: subjectToJson(subject) },
-    );
+    answer = await hub.call({ operation: 'qualification', subject: subjectToJson(subject) });
   } catch (e) {
     return errorVerdict(hubCategory(e));
   }

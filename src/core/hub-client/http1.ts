@@ -103,94 +103,144 @@ function dechunk(buf: Buffer, start: number, max: number): Buffer | undefined {
   }
 }
 
-/** Sends one request and resolves with the decoded answer (any status); rejects typed. */
-export function requestOnce(opts: HubClientOptions, pathname: string, body: string): Promise<HubAnswer> {
-  const base = parseEndpoint(opts.endpoint);
-  const max = opts.maxAnswerBytes ?? DEFAULT_ANSWER_MAX_BYTES;
-  const payload = Buffer.from(body, 'utf8');
-  const headers = requestHeaders(opts.token, payload, 'application/json');
-  let head = `POST ${pathname} HTTP/1.1\r\nHost: ${base.host}\r\n`;
-  for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
-  head += 'Connection: close\r\n\r\n';
-  const request = Buffer.concat([Buffer.from(head, 'latin1'), payload]);
+/**
+ * One connection to the Hub for exactly one request. The TCP connection is opened at construction and
+ * the request is sent only by request(): a caller can do local work while the handshake completes.
+ * Until request() is called the socket and the timer do not keep the process alive; close() ends an
+ * unused connection.
+ */
+export class HubConnection {
+  private readonly base: URL;
+  private readonly socket: net.Socket;
+  private readonly timer: NodeJS.Timeout;
+  private readonly outcome: Promise<HubAnswer>;
+  private resolveOutcome!: (a: HubAnswer) => void;
+  private rejectOutcome!: (e: unknown) => void;
+  private received: Buffer = Buffer.alloc(0);
+  private head: Head | undefined;
+  private frame: ReturnType<typeof framing> | undefined;
+  private settled = false;
+  private sent = false;
 
-  return new Promise<HubAnswer>((resolve, reject) => {
-    const socket = net.connect({ host: base.hostname.replace(/^\[|\]$/g, ''), port: Number(base.port || 80) });
-    let received: Buffer = Buffer.alloc(0);
-    let parsed: Head | undefined;
-    let frame: ReturnType<typeof framing> | undefined;
-    let settled = false;
-    const finish = (f: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
-      f();
-    };
-    const timer = setTimeout(() => finish(() => reject(fail('HUB_UNREACHABLE', 'HUB_TIMEOUT', 'the Hub did not answer in time'))), opts.timeoutMs ?? 30_000);
-    const complete = (bodyBytes: Buffer) => {
-      const h = parsed!;
-      finish(() => {
-        try {
-          resolve(decodeAnswer(h.status, h.headers.get('content-type') ?? '', bodyBytes, max));
-        } catch (e) {
-          reject(e);
-        }
-      });
-    };
-    const progress = (ended: boolean): void => {
+  constructor(private readonly opts: HubClientOptions) {
+    this.base = parseEndpoint(opts.endpoint);
+    this.outcome = new Promise<HubAnswer>((resolve, reject) => {
+      this.resolveOutcome = resolve;
+      this.rejectOutcome = reject;
+    });
+    // A failure before request() is reported by request(); until then nobody awaits it.
+    this.outcome.catch(() => {});
+    this.timer = setTimeout(() => this.fail(fail('HUB_UNREACHABLE', 'HUB_TIMEOUT', 'the Hub did not answer in time')), opts.timeoutMs ?? 30_000);
+    this.timer.unref();
+    this.socket = net.connect({ host: this.base.hostname.replace(/^\[|\]$/g, ''), port: Number(this.base.port || 80) });
+    this.socket.unref();
+    this.socket.on('data', (c: Buffer) => {
+      this.received = this.received.length === 0 ? c : Buffer.concat([this.received, c]);
+      this.progress(false);
+    });
+    this.socket.on('end', () => this.progress(true));
+    this.socket.on('error', (e: NodeJS.ErrnoException) => {
+      this.fail(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', `the Hub could not be reached (${e.code ?? 'connection error'})`));
+    });
+    this.socket.on('close', () => this.fail(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the Hub closed the connection')));
+  }
+
+  /** Sends the one request and resolves with the decoded answer (any status); rejects typed. */
+  request(pathname: string, body: string): Promise<HubAnswer> {
+    if (this.sent) throw new Error('HubConnection carries one request');
+    this.sent = true;
+    const payload = Buffer.from(body, 'utf8');
+    const headers = requestHeaders(this.opts.token, payload, 'application/json');
+    let head = `POST ${pathname} HTTP/1.1\r\nHost: ${this.base.host}\r\n`;
+    for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
+    head += 'Connection: close\r\n\r\n';
+    if (!this.settled) {
+      this.timer.ref();
+      this.socket.ref();
+      this.socket.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
+    }
+    return this.outcome;
+  }
+
+  /** POSTs one operation (as HubClient.call does) and returns the decoded 200 answer; every other outcome throws typed. */
+  async call(body: JsonValue): Promise<JsonValue> {
+    const a = await this.request(operationPath(this.opts.repository, this.opts.profile), canonicalJson(body));
+    if (a.status === 200) return a.body;
+    throw errorFromAnswer(a);
+  }
+
+  /** Ends the connection (a no-op once the answer is in). */
+  close(): void {
+    this.fail(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the connection was closed'));
+  }
+
+  private fail(e: unknown): void {
+    this.finish(() => this.rejectOutcome(e));
+  }
+
+  private finish(f: () => void): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.socket.destroy();
+    f();
+  }
+
+  private complete(body: Buffer): void {
+    const h = this.head!;
+    const max = this.opts.maxAnswerBytes ?? DEFAULT_ANSWER_MAX_BYTES;
+    this.finish(() => {
       try {
-        while (!parsed) {
-          const h = parseHead(received);
-          if (!h) {
-            // Hung up without a byte of answer: like a refused connection, the request failed.
-            if (ended && received.length === 0) throw fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the Hub closed the connection without answering');
-            if (ended) throw malformed('connection closed inside the header');
-            return;
-          }
-          if (h.status >= 100 && h.status < 200) {
-            // An interim answer (100 Continue): the real one follows.
-            received = received.subarray(h.bodyStart);
-            continue;
-          }
-          parsed = h;
-          frame = framing(h);
-          if (frame.kind === 'length' && frame.length > max) throw answerTooLarge();
-        }
-        const start = parsed.bodyStart;
-        if (received.length - start > max + (frame!.kind === 'chunked' ? 64 * 1024 : 0)) throw answerTooLarge();
-        if (frame!.kind === 'length') {
-          const have = received.length - start;
-          if (have > frame!.length) throw malformed('bytes after the body');
-          if (have === frame!.length) return complete(received.subarray(start));
-          if (ended) throw malformed('connection closed inside the body');
-        } else if (frame!.kind === 'chunked') {
-          const b = dechunk(received, start, max);
-          if (b) return complete(b);
-          if (ended) throw malformed('connection closed inside the body');
-        } else if (ended) {
-          return complete(received.subarray(start));
-        }
+        this.resolveOutcome(decodeAnswer(h.status, h.headers.get('content-type') ?? '', body, max));
       } catch (e) {
-        finish(() => reject(e));
+        this.rejectOutcome(e);
       }
-    };
-    socket.on('data', (c: Buffer) => {
-      received = received.length === 0 ? c : Buffer.concat([received, c]);
-      progress(false);
     });
-    socket.on('end', () => progress(true));
-    socket.on('error', (e: NodeJS.ErrnoException) => {
-      finish(() => reject(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', `the Hub could not be reached (${e.code ?? 'connection error'})`)));
-    });
-    socket.on('close', () => finish(() => reject(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the Hub closed the connection'))));
-    socket.write(request);
-  });
+  }
+
+  private progress(ended: boolean): void {
+    const max = this.opts.maxAnswerBytes ?? DEFAULT_ANSWER_MAX_BYTES;
+    try {
+      if (!this.sent) throw malformed('bytes before the request');
+      while (!this.head) {
+        const h = parseHead(this.received);
+        if (!h) {
+          // Hung up without a byte of answer: like a refused connection, the request failed.
+          if (ended && this.received.length === 0) throw fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the Hub closed the connection without answering');
+          if (ended) throw malformed('connection closed inside the header');
+          return;
+        }
+        if (h.status >= 100 && h.status < 200) {
+          // An interim answer (100 Continue): the real one follows.
+          this.received = this.received.subarray(h.bodyStart);
+          continue;
+        }
+        this.head = h;
+        this.frame = framing(h);
+        if (this.frame.kind === 'length' && this.frame.length > max) throw answerTooLarge();
+      }
+      const start = this.head.bodyStart;
+      const frame = this.frame!;
+      if (this.received.length - start > max + (frame.kind === 'chunked' ? 64 * 1024 : 0)) throw answerTooLarge();
+      if (frame.kind === 'length') {
+        const have = this.received.length - start;
+        if (have > frame.length) throw malformed('bytes after the body');
+        if (have === frame.length) return this.complete(this.received.subarray(start));
+        if (ended) throw malformed('connection closed inside the body');
+      } else if (frame.kind === 'chunked') {
+        const b = dechunk(this.received, start, max);
+        if (b) return this.complete(b);
+        if (ended) throw malformed('connection closed inside the body');
+      } else if (ended) {
+        return this.complete(this.received.subarray(start));
+      }
+    } catch (e) {
+      this.fail(e);
+    }
+  }
 }
 
-/** POSTs one operation (as HubClient.call does) and returns the decoded 200 answer; every other outcome throws typed. */
-export async function callOnce(opts: HubClientOptions, body: JsonValue): Promise<JsonValue> {
-  const a = await requestOnce(opts, operationPath(opts.repository, opts.profile), canonicalJson(body));
-  if (a.status === 200) return a.body;
-  throw errorFromAnswer(a);
+/** POSTs one operation over a fresh connection (see HubConnection.call). */
+export function callOnce(opts: HubClientOptions, body: JsonValue): Promise<JsonValue> {
+  return new HubConnection(opts).call(body);
 }
