@@ -4,6 +4,7 @@
 // WAL, damaged frames). The reference is what SQLite itself reads. The reader must never write.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -145,6 +146,13 @@ test('committed transactions that live only in the WAL are read; a WAL truncated
   checkAll(file, (k, nn) => viaCopy(file, k, nn));
   assert.equal(viaReader(file, 'value-3', 3)?.v, 'updated in the WAL');
   assert.equal(readSqlite(file, (r) => r.userVersion), 7);
+  // Without WebAssembly (--jitless) the checksums run in JavaScript: same answer.
+  const reader = path.join(REPO_ROOT, 'dist', 'src', 'core', 'sqlite-read', 'index.js');
+  const js = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', `
+    const { readSqlite } = await import(${JSON.stringify(reader)});
+    process.stdout.write(String(typeof WebAssembly) + ' ' + readSqlite(${JSON.stringify(file)}, (r) => r.get('t', ['k', 'n', 'v'], ['k', 'n'], ['value-3', 3]).v));
+  `], { encoding: 'utf8' });
+  assert.equal(js.stdout, 'undefined updated in the WAL', js.stderr);
   assert.equal(snapshotDir(file), before);
 
   db.pragma('wal_checkpoint(TRUNCATE)');

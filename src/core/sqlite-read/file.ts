@@ -51,6 +51,57 @@ function preadFull(fd: number, into: Uint8Array, offset: number): void {
   }
 }
 
+/**
+ * One WAL frame's cumulative checksum over native (little-endian) words, as a 148-byte WebAssembly
+ * function: frame(header, page, pageEnd, state) continues (s0, s1), kept at state and state+4, over the
+ * frame header's first 8 bytes and the page. Every read checksums the whole committed WAL (up to
+ * thousands of pages), and a fresh process runs that loop in JavaScript's interpreter many times
+ * slower. Hand-assembled from:
+ *
+ *   (func (export "frame") (param $h i32) (param $p i32) (param $end i32) (param $st i32) (local $s0 i32) (local $s1 i32)
+ *     (local.set $s0 (i32.load (local.get $st)))
+ *     (local.set $s1 (i32.load offset=4 (local.get $st)))
+ *     (local.set $s0 (i32.add (i32.add (local.get $s0) (i32.load (local.get $h))) (local.get $s1)))
+ *     (local.set $s1 (i32.add (i32.add (local.get $s1) (i32.load offset=4 (local.get $h))) (local.get $s0)))
+ *     (loop (local.set $s0 (i32.add (i32.add (local.get $s0) (i32.load (local.get $p))) (local.get $s1)))
+ *           (local.set $s1 (i32.add (i32.add (local.get $s1) (i32.load offset=4 (local.get $p))) (local.get $s0)))
+ *           (br_if 0 (i32.lt_u (local.tee $p (i32.add (local.get $p) (i32.const 8))) (local.get $end))))
+ *     (i32.store (local.get $st) (local.get $s0))
+ *     (i32.store offset=4 (local.get $st) (local.get $s1)))
+ *
+ * with the memory imported as m.mem. Without WebAssembly (node --jitless) the JavaScript loop runs.
+ */
+const FRAME_WASM =
+  '0061736d0100000001080160047f7f7f7f00020a01016d036d656d02000103020100070901056672616d6500000a65016301' +
+  '027f2003280200210420032802042105200420002802006a20056a2104200520002802046a20046a21050340200420012802' +
+  '006a20056a2104200520012802046a20046a2105200141086a22012002490d000b20032004360200200320053602040b';
+
+type FrameSum = (header: number, page: number, pageEnd: number, state: number) => void;
+
+/** The part of the WebAssembly API used here (the compiler's libraries here do not declare it). */
+interface WasmApi {
+  Memory: new (d: { initial: number }) => { buffer: ArrayBuffer };
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+}
+
+/**
+ * A buffer of size bytes in WebAssembly memory, with the frame checksum over it and its 8-byte state
+ * right after the bytes, when WebAssembly is available.
+ */
+function wasmBuffer(size: number): { bytes: Uint8Array; frame: FrameSum; state: number; sums: Uint32Array } | undefined {
+  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  if (!wasm) return undefined;
+  try {
+    const state = Math.ceil(size / 8) * 8;
+    const mem = new wasm.Memory({ initial: Math.ceil((state + 8) / 65536) });
+    const instance = new wasm.Instance(new wasm.Module(Buffer.from(FRAME_WASM, 'hex')), { m: { mem } });
+    return { bytes: new Uint8Array(mem.buffer, 0, size), frame: instance.exports.frame as FrameSum, state, sums: new Uint32Array(mem.buffer, state, 2) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** SQLite's WAL checksum over 8-byte units, continuing from (s0, s1). */
 function walChecksum(b: Uint8Array, off: number, len: number, littleEndian: boolean, s: [number, number]): void {
   let s0 = s[0];
@@ -83,8 +134,10 @@ function decodeWal(fd: number, pageSize: number): Wal | undefined {
   if (size === 0) return undefined; // truncated by a checkpoint: the database file alone is the state
   if (size < WAL_HEADER_BYTES) throw unreadable('WAL shorter than its header');
   if (size > MAX_WAL_BYTES) throw unreadable('WAL larger than the reader accepts');
-  // A fresh ArrayBuffer: word-aligned, so checksums can run over a Uint32Array view.
-  const bytes = new Uint8Array(size);
+  // Read straight into WebAssembly memory when the checksum can run there; else a fresh ArrayBuffer,
+  // word-aligned, so that checksums can run over a Uint32Array view.
+  const wasm = wasmBuffer(size);
+  const bytes = wasm?.bytes ?? new Uint8Array(size);
   preadFull(fd, bytes, 0);
   const h = Buffer.from(bytes.buffer, 0, WAL_HEADER_BYTES);
   const magic = h.readUInt32BE(0);
@@ -103,26 +156,51 @@ function decodeWal(fd: number, pageSize: number): Wal | undefined {
   const pending = new Map<number, number>();
   const pages = new Map<number, number>();
   let dbPages = 0;
-  const view = Buffer.from(bytes.buffer, 0, size);
+  // DataView, not Buffer: its readers are built-ins, fast even before this loop is optimized.
+  const view = new DataView(bytes.buffer, 0, size);
+  // Little-endian checksums (the WAL of a little-endian writer) read as native words: every frame
+  // starts at a multiple of 8 in this fresh, aligned buffer.
+  const words = le ? new Uint32Array(bytes.buffer, 0, size >>> 2) : undefined;
   for (let off = WAL_HEADER_BYTES; off + frameBytes <= size; off += frameBytes) {
-    const pgno = view.readUInt32BE(off);
-    const commit = view.readUInt32BE(off + 4);
-    if (view.readUInt32BE(off + 8) !== salt1 || view.readUInt32BE(off + 12) !== salt2) break; // an older generation
-    const s: [number, number] = [sum[0], sum[1]];
-    walChecksum(bytes, off, 8, le, s);
-    walChecksum(bytes, off + WAL_FRAME_HEADER_BYTES, pageSize, le, s);
-    if (pgno === 0 || s[0] !== view.readUInt32BE(off + 16) || s[1] !== view.readUInt32BE(off + 20)) {
+    const pgno = view.getUint32(off);
+    const commit = view.getUint32(off + 4);
+    if (view.getUint32(off + 8) !== salt1 || view.getUint32(off + 12) !== salt2) break; // an older generation
+    // The cumulative checksum over the frame header's first 8 bytes and the page, inline in this loop
+    // (a WAL holds up to thousands of frames: the optimizing compiler takes over this loop early).
+    let s0 = sum[0];
+    let s1 = sum[1];
+    if (le && wasm) {
+      wasm.sums[0] = s0;
+      wasm.sums[1] = s1;
+      wasm.frame(off, off + WAL_FRAME_HEADER_BYTES, off + WAL_FRAME_HEADER_BYTES + pageSize, wasm.state);
+      s0 = wasm.sums[0]!;
+      s1 = wasm.sums[1]!;
+    } else if (words) {
+      s0 = (s0 + words[off >>> 2]! + s1) >>> 0;
+      s1 = (s1 + words[(off >>> 2) + 1]! + s0) >>> 0;
+      for (let i = (off + WAL_FRAME_HEADER_BYTES) >>> 2, end = i + (pageSize >>> 2); i < end; i += 2) {
+        s0 = (s0 + words[i]! + s1) >>> 0;
+        s1 = (s1 + words[i + 1]! + s0) >>> 0;
+      }
+    } else {
+      const s: [number, number] = [s0, s1];
+      walChecksum(bytes, off, 8, le, s);
+      walChecksum(bytes, off + WAL_FRAME_HEADER_BYTES, pageSize, le, s);
+      s0 = s[0];
+      s1 = s[1];
+    }
+    if (pgno === 0 || s0 !== view.getUint32(off + 16) || s1 !== view.getUint32(off + 20)) {
       // The end of the valid log: a torn or in-progress write, or the leftovers of a rolled-back
       // transaction (never committed, so they hold no commit frame). A commit frame of this generation
       // after the break means committed data behind a damaged frame: not provable, refuse.
       for (let o = off + frameBytes; o + frameBytes <= size; o += frameBytes) {
-        if (view.readUInt32BE(o + 8) !== salt1 || view.readUInt32BE(o + 12) !== salt2) break;
-        if (view.readUInt32BE(o + 4) !== 0) throw unreadable('WAL checksum break before a commit');
+        if (view.getUint32(o + 8) !== salt1 || view.getUint32(o + 12) !== salt2) break;
+        if (view.getUint32(o + 4) !== 0) throw unreadable('WAL checksum break before a commit');
       }
       break;
     }
-    sum[0] = s[0];
-    sum[1] = s[1];
+    sum[0] = s0;
+    sum[1] = s1;
     pending.set(pgno, off + WAL_FRAME_HEADER_BYTES);
     if (commit !== 0) {
       for (const [p, o] of pending) pages.set(p, o);
