@@ -1,7 +1,7 @@
 // Domain-separated SHA-256 identities. Every domain string of the project lives in DOMAINS, so that no
 // two kinds of identity can ever share a preimage: digest = SHA-256(domain || 0x00 || u64be(len) || bytes).
 
-import { nodeCrypto } from './lazy.js';
+import { nodeCrypto, nodeCryptoLoaded } from './lazy.js';
 import { sha256, SMALL_INPUT_BYTES } from './sha256.js';
 
 export const DOMAINS = {
@@ -81,7 +81,7 @@ function domainHeader(domain: Domain, length: number): Buffer {
 /** Domain-separated SHA-256 as raw bytes. Streams the header then the body: no copy of large inputs. */
 export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
   const head = domainHeader(domain, bytes.byteLength);
-  if (bytes.byteLength <= SMALL_INPUT_BYTES) return bufferOf(sha256(head, bytes));
+  if (bytes.byteLength <= SMALL_INPUT_BYTES && !nodeCryptoLoaded()) return bufferOf(sha256(head, bytes));
   return nodeCrypto().createHash('sha256').update(head).update(bytes).digest();
 }
 
@@ -93,7 +93,7 @@ export function domainDigest(domain: Domain, bytes: Uint8Array): string {
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
 export function sha256Hex(bytes: Uint8Array | string): string {
   const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-  if (b.byteLength <= SMALL_INPUT_BYTES) return bufferOf(sha256(b)).toString('hex');
+  if (b.byteLength <= SMALL_INPUT_BYTES && !nodeCryptoLoaded()) return bufferOf(sha256(b)).toString('hex');
   return nodeCrypto().createHash('sha256').update(b).digest('hex');
 }
 

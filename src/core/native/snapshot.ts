@@ -4,12 +4,12 @@
 //   DATA_DIR/snapshots/blobs/<aa>/<sha256>        file contents (sha256 = plain SHA-256 of the bytes)
 //   DATA_DIR/snapshots/manifests/<revision>.json  canonical manifest; its digest is the revision
 
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
 import { compareUtf8 } from '../canonical/json.js';
 import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
+import { nodeCrypto } from '../crypto/lazy.js';
 import { badInput, localState } from '../errors.js';
 import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly } from '../fs/safe.js';
 
@@ -119,7 +119,7 @@ function scan(root: string, files: readonly string[]): ScannedFile[] {
     if (st.isSymbolicLink()) {
       const target = checkedLinkTarget(root, rel);
       const bytes = Buffer.from(target, 'utf8');
-      out.push({ path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), source: { kind: 'link', target } });
+      out.push({ path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: nodeCrypto().createHash('sha256').update(bytes).digest('hex'), source: { kind: 'link', target } });
       continue;
     }
     if (!st.isFile()) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
@@ -130,7 +130,7 @@ function scan(root: string, files: readonly string[]): ScannedFile[] {
       path: rel,
       mode: (st.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE,
       size: bytes.length,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
+      sha256: nodeCrypto().createHash('sha256').update(bytes).digest('hex'),
       source: { kind: 'file', abs },
     });
   }
@@ -173,7 +173,7 @@ export class SnapshotStore {
       if (lstatOrUndefined(file)) continue;
       const bytes = f.source.kind === 'file' ? fs.readFileSync(f.source.abs) : Buffer.from(f.source.target, 'utf8');
       // The file may have changed between scan and copy: the blob must be what the manifest names.
-      if (createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw badInput(`workspace file ${f.path} changed during the checkpoint; retry`, 'WORKSPACE_CHANGED');
+      if (nodeCrypto().createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw badInput(`workspace file ${f.path} changed during the checkpoint; retry`, 'WORKSPACE_CHANGED');
       ensurePrivateDir(path.dirname(file), 'snapshot store');
       publishCreateOnly(file, bytes, 0o400);
     }
