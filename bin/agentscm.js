@@ -5,11 +5,21 @@
 'use strict';
 const [major, minor] = process.versions.node.split('.').map(Number);
 const argv = process.argv.slice(2);
+
+/** src/version.ts as the build's CommonJS copy (no ES module loader), or the ES module after a bare tsc. */
+function versionModule() {
+  try {
+    return Promise.resolve(require('../dist/hook/version.cjs'));
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e;
+    return import('../dist/src/version.js');
+  }
+}
 if (major < 20 || (major === 20 && minor < 19)) {
   process.stderr.write(`agentscm: error: Node.js >= 20.19 is required (this is ${process.versions.node})\n`);
   process.exitCode = 1;
 } else if (argv.length === 1 && argv[0] === '--version') {
-  import('../dist/src/version.js').then(({ versionLine }) => {
+  versionModule().then(({ versionLine }) => {
     process.stdout.write(versionLine('agentscm') + '\n');
   });
 } else {

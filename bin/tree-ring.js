@@ -10,6 +10,16 @@ const path = require('node:path');
 const [major, minor] = process.versions.node.split('.').map(Number);
 const argv = process.argv.slice(2);
 
+/** src/version.ts as the build's CommonJS copy (no ES module loader), or the ES module after a bare tsc. */
+function versionModule() {
+  try {
+    return Promise.resolve(require('../dist/hook/version.cjs'));
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e;
+    return import('../dist/src/version.js');
+  }
+}
+
 /**
  * `recall` preceded only by --root/--json, with no help flag and no hook words anywhere (those change
  * how the full command table reports errors): the bundle has the same parser, runner and command module.
@@ -33,7 +43,7 @@ if (major < 20 || (major === 20 && minor < 19)) {
   process.stderr.write(`tree-ring: error: Node.js >= 20.19 is required (this is ${process.versions.node})\n`);
   process.exitCode = 2;
 } else if (argv.length === 1 && argv[0] === '--version') {
-  import('../dist/src/version.js').then(({ versionLine }) => {
+  versionModule().then(({ versionLine }) => {
     process.stdout.write(versionLine('tree-ring') + '\n');
   });
 } else if (recallFastPath(argv) && fs.existsSync(path.join(__dirname, '../dist/hook/tree-ring-recall.cjs'))) {

@@ -11,6 +11,18 @@ import './bundle-stop-hook.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+// The launchers (CommonJS) answer a bare --version from this copy of src/version.ts: an import() of the
+// ES module would start the ES module loader, about a quarter of a bare node start.
+await build({
+  entryPoints: [path.join(root, 'dist/src/version.js')],
+  outfile: path.join(root, 'dist/hook/version.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+});
+
 // agent-task collect pays for every module it loads on every run: its body (collect-flow.js) and
 // everything it imports, zod included, become one module next to it. Kept outside: errors.js (the CLI
 // runner maps errors to exit codes by their class, so there must be one AgentscmError), the snapshot
