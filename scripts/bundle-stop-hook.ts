@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Authority, initAuthority } from '../src/core/authority/store.js';
 import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
+import { useBuiltinsDirectly } from './bundle-builtins.js';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -24,13 +25,7 @@ const hookDir = path.join(root, 'dist', 'hook');
 const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' } as const;
 buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')], outfile: path.join(hookDir, BODY_NAME) });
 buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-loader-main.js')], outfile: path.join(hookDir, 'agentscm-stop-hook.cjs') });
-// esbuild turns each `import * as x from 'node:…'` into an ES-module namespace copy of the builtin
-// (__toESM: one getter per export, at every import site: node:fs alone has a hundred). Builtins need no
-// interop and these sources use no default import of one, so the bundles use the builtins directly.
-for (const name of [BODY_NAME, 'agentscm-stop-hook.cjs']) {
-  const file = path.join(hookDir, name);
-  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/__toESM\(require\("(node:[a-z_/]+)"\), 1\)/g, 'require("$1")'));
-}
+for (const name of [BODY_NAME, 'agentscm-stop-hook.cjs']) useBuiltinsDirectly(path.join(hookDir, name));
 const cacheFile = path.join(hookDir, CACHE_NAME);
 fs.rmSync(cacheFile, { force: true });
 

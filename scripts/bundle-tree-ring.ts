@@ -12,6 +12,7 @@ import { build, type Plugin } from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { useBuiltinsDirectly } from './bundle-builtins.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sqliteDir = path.join(root, 'dist/src/core/sqlite');
@@ -47,6 +48,7 @@ async function bundle(entry: string, outfile: string): Promise<void> {
   });
   const foreign = Object.keys(result.metafile.inputs).filter((f) => f.includes('node_modules/') && !f.includes('node_modules/better-sqlite3/lib/'));
   if (foreign.length > 0) throw new Error(`${outfile} would bundle packages other than better-sqlite3: ${foreign.join(', ')}`);
+  useBuiltinsDirectly(path.join(root, outfile));
 }
 
 // The asynchronous API: plugins cannot run in esbuild's synchronous one.

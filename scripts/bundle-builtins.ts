@@ -1,0 +1,14 @@
+// esbuild turns each `import * as x from 'node:…'` into an ES-module namespace copy of the builtin
+// (__toESM: one getter per export, at every import site: node:fs alone has a hundred), which a cold start
+// pays for. Builtins need no interop for namespace and named imports, so the one-file bundles use them
+// directly. A default import of a builtin would read `.default`, which only the copy has: the build
+// refuses such a bundle instead of shipping one that fails at run time.
+
+import * as fs from 'node:fs';
+
+export function useBuiltinsDirectly(file: string): void {
+  const text = fs.readFileSync(file, 'utf8').replace(/__toESM\(require\("(node:[a-z_/]+)"\)(?:, 1)?\)/g, 'require("$1")');
+  const defaultUse = /\bimport_node_[a-z_]+\d*\.default\b/.exec(text);
+  if (defaultUse) throw new Error(`${file}: a default import of a Node builtin (${defaultUse[0]}); use import * as`);
+  fs.writeFileSync(file, text);
+}
