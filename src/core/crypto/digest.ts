@@ -78,10 +78,21 @@ function domainHeader(domain: Domain, length: number): Buffer {
   return head;
 }
 
+/**
+ * Short inputs hash in plain JavaScript, which spares a short-lived process the load of node:crypto,
+ * until the process has hashed enough of them that the load pays (a Hub or a bulk scan): from then on,
+ * node:crypto, which is far faster once warm.
+ */
+const JS_HASH_BUDGET = 32;
+let jsHashes = 0;
+function hashInJs(length: number): boolean {
+  return length <= SMALL_INPUT_BYTES && !nodeCryptoLoaded() && ++jsHashes <= JS_HASH_BUDGET;
+}
+
 /** Domain-separated SHA-256 as raw bytes. Streams the header then the body: no copy of large inputs. */
 export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
   const head = domainHeader(domain, bytes.byteLength);
-  if (bytes.byteLength <= SMALL_INPUT_BYTES && !nodeCryptoLoaded()) return bufferOf(sha256(head, bytes));
+  if (hashInJs(bytes.byteLength)) return bufferOf(sha256(head, bytes));
   return nodeCrypto().createHash('sha256').update(head).update(bytes).digest();
 }
 
@@ -93,7 +104,7 @@ export function domainDigest(domain: Domain, bytes: Uint8Array): string {
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
 export function sha256Hex(bytes: Uint8Array | string): string {
   const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-  if (b.byteLength <= SMALL_INPUT_BYTES && !nodeCryptoLoaded()) return bufferOf(sha256(b)).toString('hex');
+  if (hashInJs(b.byteLength)) return bufferOf(sha256(b)).toString('hex');
   return nodeCrypto().createHash('sha256').update(b).digest('hex');
 }
 
