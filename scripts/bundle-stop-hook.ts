@@ -56,7 +56,7 @@ async function warm(): Promise<void> {
       '--profile', 'default', '--token-file', tokenFile, '--workspace', ws,
     ];
     const input = JSON.stringify({ session_id: 'code-cache', hook_event_name: 'Stop', stop_hook_active: false });
-    const r = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'warm-stop-hook.js'), cacheFile, ...args], {
+    const r = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'warm-code-cache.js'), path.join(hookDir, BODY_NAME), cacheFile, ...args], {
       input,
       env: { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(tmp, 'state') },
       encoding: 'utf8',

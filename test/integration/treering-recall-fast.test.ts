@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { COMMANDS, TREE_RING } from '../../src/cli.js';
+import { cacheFileOf, compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { runProgram } from '../../src/cli/run.js';
 import type { CommandContext } from '../../src/cli/types.js';
 import { RECALL_SPEC } from '../../src/commands/tree-ring/recall-spec.js';
@@ -19,6 +20,7 @@ import { REPO_ROOT, TREE_RING_BIN } from '../support/cli.js';
 import { tempProject, tr } from '../support/treering.js';
 
 const BUNDLE = path.join(REPO_ROOT, 'dist/hook/tree-ring-recall.cjs');
+const BODY = path.join(REPO_ROOT, 'dist/hook/tree-ring-recall.body.cjs');
 
 /** A preload that writes, at exit, whether the recall bundle was loaded (CommonJS modules only). */
 function probeFile(): { preload: string; out: string } {
@@ -113,7 +115,14 @@ test('recall fast path: its spec equals the table entry, and its bundle needs on
   assert.deepEqual(fastPath, tablePath.slice(1));
   assert.deepEqual(fastRest, rest);
   const builtins = new Set(builtinModules);
-  const required = [...new Set([...fs.readFileSync(BUNDLE, 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!))];
+  // The entry is a loader; the body holds the command (src/cli/code-cache.ts).
+  const required = [...new Set([BUNDLE, BODY].flatMap((f) => [...fs.readFileSync(f, 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!)))];
   assert.deepEqual(required.filter((s) => !builtins.has(s.replace(/^node:/, ''))), ['bindings']);
   assert.ok(!required.includes('node:crypto'), 'recall never loads node:crypto');
+});
+
+test('recall fast path: the build stores a code cache of its body that this Node accepts', () => {
+  const cache = readCodeCache(cacheFileOf(BODY));
+  assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
+  assert.equal(compileBody(BODY, cache).cachedDataRejected, false);
 });
