@@ -1,6 +1,7 @@
 // Bundles tree-ring's hot entries into one CommonJS file each, under dist/hook/:
-//   tree-ring-hook.cjs    the lifecycle hook (src/commands/tree-ring/hook-main.ts), which the project-local
-//                         launcher .tree-ring/bin/tree-ring runs for `--root .tree-ring integrations hook …`;
+//   tree-ring-hook.cjs    the lifecycle hook's entry, which the project-local launcher .tree-ring/bin/tree-ring
+//                         runs for `--root .tree-ring integrations hook …`: a small loader (hook-loader-main.ts)
+//                         that runs tree-ring-hook.body.cjs (hook-main.ts and all it imports) with its cache;
 //   tree-ring-recall.cjs  `tree-ring recall`'s entry, which bin/tree-ring.js runs for a plain recall
 //                         invocation: a small loader (recall-loader-main.ts) that runs
 //   tree-ring-recall.body.cjs  (recall-main.ts and everything it imports) with
@@ -57,10 +58,11 @@ async function bundle(entry: string, outfile: string): Promise<void> {
 }
 
 // The asynchronous API: plugins cannot run in esbuild's synchronous one.
-await bundle('dist/src/commands/tree-ring/hook-main.js', 'dist/hook/tree-ring-hook.cjs');
+await bundle('dist/src/commands/tree-ring/hook-main.js', 'dist/hook/tree-ring-hook.body.cjs');
+await bundle('dist/src/commands/tree-ring/hook-loader-main.js', 'dist/hook/tree-ring-hook.cjs');
 await bundle('dist/src/commands/tree-ring/recall-main.js', 'dist/hook/tree-ring-recall.body.cjs');
 await bundle('dist/src/commands/tree-ring/recall-loader-main.js', 'dist/hook/tree-ring-recall.cjs');
-warmRecall();
+warmCaches();
 // Launchers written by an earlier `tree-ring init` name the former ES module bundle: keep that path
 // working and hand over to the CommonJS bundle.
 fs.writeFileSync(
@@ -69,29 +71,34 @@ fs.writeFileSync(
 );
 
 /**
- * V8's code cache of the recall body after one real recall over a throwaway store (src/cli/code-cache.ts):
- * it spares every later recall most of its compiling. When this fails the build goes on without it.
+ * V8's code cache of each body after one real run in a throwaway project (src/cli/code-cache.ts): a
+ * recall, and the SessionStart hook as a host runs it. It spares every later run most of its compiling.
+ * When this fails the build goes on without it (the command is then only slower).
  */
-function warmRecall(): void {
-  const body = path.join(root, 'dist/hook/tree-ring-recall.body.cjs');
-  const cache = cacheFileOf(body);
-  fs.rmSync(cache, { force: true });
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tree-ring-recall-cache-'));
+function warmCaches(): void {
+  const hook = path.join(root, 'dist/hook/tree-ring-hook.body.cjs');
+  const recall = path.join(root, 'dist/hook/tree-ring-recall.body.cjs');
+  for (const body of [hook, recall]) fs.rmSync(cacheFileOf(body), { force: true });
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tree-ring-code-cache-')));
   const env = { PATH: process.env.PATH };
-  const cli = (args: string[]) => {
-    const r = spawnSync(process.execPath, [path.join(root, 'bin/tree-ring.js'), ...args], { cwd: tmp, env, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`tree-ring ${args[0]} failed: ${r.stderr}`);
+  const run = (args: string[], input?: string) => {
+    const r = spawnSync(process.execPath, args, { cwd: tmp, env, input, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${path.basename(args[0]!)} ${args.slice(1, 4).join(' ')} failed: ${r.stderr}`);
     return r.stdout;
   };
+  const cli = path.join(root, 'bin/tree-ring.js');
+  const warm = path.join(root, 'dist/scripts/warm-code-cache.js');
   try {
-    cli(['init']);
-    cli(['remember', 'Run database migrations before the integration tests.', '--project', 'cache', '--event-type', 'lesson', '--scope', 'project']);
-    cli(['remember', 'Prefer small reversible migrations.', '--project', 'cache', '--event-type', 'decision', '--scope', 'project']);
-    const r = spawnSync(process.execPath, [path.join(root, 'dist/scripts/warm-code-cache.js'), body, cache, 'recall', 'migrations', '--project', 'cache', '--json'], { cwd: tmp, env, encoding: 'utf8' });
-    if (r.status !== 0 || !r.stdout.startsWith('[{')) throw new Error(`warm-up recall failed: ${r.stderr}`);
+    run([cli, 'init']);
+    run([cli, 'remember', 'Run database migrations before the integration tests.', '--project', 'cache', '--event-type', 'lesson', '--scope', 'project']);
+    run([cli, 'remember', 'Prefer small reversible migrations.', '--project', 'cache', '--event-type', 'decision', '--scope', 'project']);
+    if (!run([warm, recall, cacheFileOf(recall), 'recall', 'migrations', '--project', 'cache', '--json']).startsWith('[{')) throw new Error('warm-up recall found nothing');
+    const event = JSON.stringify({ session_id: 'code-cache', transcript_path: null, cwd: tmp, hook_event_name: 'SessionStart', source: 'startup', model: 'm', permission_mode: 'default' });
+    const out = run([warm, hook, cacheFileOf(hook), '--root', '.tree-ring', 'integrations', 'hook', '--harness', 'claude-code', '--input-json-stdin'], event);
+    if (!out.startsWith('{"hookSpecificOutput"')) throw new Error(`warm-up hook answered ${out.slice(0, 80)}`);
   } catch (e) {
-    fs.rmSync(cache, { force: true });
-    process.stderr.write(`bundle-tree-ring: no code cache for recall (${(e as Error).message}); recall works without it\n`);
+    for (const body of [hook, recall]) fs.rmSync(cacheFileOf(body), { force: true });
+    process.stderr.write(`bundle-tree-ring: no code cache (${(e as Error).message}); tree-ring works without it\n`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { cacheFileOf, compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { COMMANDS } from '../../src/cli.js';
 import { HOOK_SPEC } from '../../src/commands/tree-ring/hook-spec.js';
 import { REPO_ROOT } from '../support/cli.js';
@@ -172,10 +173,15 @@ test('the bundled hook entry parses like the command table and loads no forbidde
   assert.deepEqual(forbiddenIn(walkImports(path.join(REPO_ROOT, 'dist/src/commands/tree-ring/hook-main.js'))), []);
   // The CommonJS bundle carries better-sqlite3's JavaScript; at run time it requires only built-ins,
   // better-sqlite3's package.json and addon (by variable), and `bindings` (better-sqlite3's own fallback).
-  const required = bundleRequires(path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.cjs'));
+  // The entry is a loader that runs the body with its code cache (src/cli/code-cache.ts).
+  const required = [...new Set(['tree-ring-hook.cjs', 'tree-ring-hook.body.cjs'].flatMap((f) => bundleRequires(path.join(REPO_ROOT, 'dist/hook', f))))];
   assert.ok(required.length > 0);
   const packages = required.filter((s) => !BUILTINS.has(s.replace(/^node:/, '')));
   assert.deepEqual(packages, ['bindings'], `bundle requires only built-ins (and bindings): ${packages.join(', ')}`);
+  const body = path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.body.cjs');
+  const cache = readCodeCache(cacheFileOf(body));
+  assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
+  assert.equal(compileBody(body, cache).cachedDataRejected, false, 'and this Node accepts it');
   // Launchers from before the CommonJS bundle name dist/hook/tree-ring-hook.js: it hands over.
   assert.deepEqual(importsOf(path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.js')).static, ['node:module']);
   // Through the launcher (which runs the bundle), refused input fails without stdout.
