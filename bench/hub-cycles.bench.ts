@@ -10,12 +10,11 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Authority, initAuthority } from '../src/core/authority/store.js';
-import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
 import type { BenchResult } from './stats.js';
 import type { JsonValue } from '../src/core/canonical/json.js';
 import { claimBody, manyTasks, mutationBody, opPath, resultBody } from '../test/support/hub-http.js';
+import { exampleAuthority } from '../scripts/example-authority.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -121,12 +120,7 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
   const warm = 400;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-cycles-'));
   const dataDir = path.join(root, 'data');
-  initAuthority(dataDir);
-  const req = decodeRequirement(Buffer.from(JSON.stringify(REQUIREMENT)));
-  const a = Authority.open(dataDir);
-  a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
-  const { token } = a.issueToken('alice', 'bench');
-  a.close();
+  const { token } = exampleAuthority(dataDir, { owner: 'alice', agent: 'bench' }, Buffer.from(JSON.stringify(REQUIREMENT)));
   const ws = path.join(root, 'ws');
   fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
   const cp = checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c0', workspace: ws });

@@ -9,10 +9,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { subjectToJson } from '../src/core/authority/plan.js';
-import { Authority, initAuthority } from '../src/core/authority/store.js';
-import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
 import type { BenchResult } from './stats.js';
+import { exampleAuthority } from '../scripts/example-authority.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -73,12 +72,7 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   const seconds = options.seconds ?? 5;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-hub-'));
   const dataDir = path.join(root, 'data');
-  initAuthority(dataDir);
-  const req = decodeRequirement(fs.readFileSync(path.join(ROOT, 'examples', 'requirement.json')));
-  const a = Authority.open(dataDir);
-  a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
-  const { token } = a.issueToken('alice', 'bench');
-  a.close();
+  const { token } = exampleAuthority(dataDir, { owner: 'alice', agent: 'bench' });
   const ws = path.join(root, 'ws');
   fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
   const cp = checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });

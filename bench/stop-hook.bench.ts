@@ -9,10 +9,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Authority, initAuthority } from '../src/core/authority/store.js';
-import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
 import { median, type BenchResult } from './stats.js';
+import { exampleAuthority } from '../scripts/example-authority.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TARGET = 1.5;
@@ -30,12 +29,7 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
   const warmup = options.warmup ?? 5;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-stop-'));
   const dataDir = path.join(root, 'data');
-  initAuthority(dataDir);
-  const req = decodeRequirement(fs.readFileSync(path.join(ROOT, 'examples', 'requirement.json')));
-  const a = Authority.open(dataDir);
-  a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
-  const { token } = a.issueToken('alice', 'bench');
-  a.close();
+  const { token } = exampleAuthority(dataDir, { owner: 'alice', agent: 'bench' });
   const tokenFile = path.join(root, 'token');
   fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
   const ws = path.join(root, 'ws');

@@ -14,11 +14,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Authority, initAuthority } from '../src/core/authority/store.js';
-import { decodeRequirement } from '../src/core/contract/requirement.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
 import { useBuiltinsDirectly } from './bundle-builtins.js';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
+import { exampleAuthority } from './example-authority.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const hookDir = path.join(root, 'dist', 'hook');
@@ -34,12 +33,7 @@ async function warm(): Promise<void> {
   let hub: ReturnType<typeof spawn> | undefined;
   try {
     const dataDir = path.join(tmp, 'data');
-    initAuthority(dataDir);
-    const req = decodeRequirement(fs.readFileSync(path.join(root, 'examples', 'requirement.json')));
-    const a = Authority.open(dataDir);
-    a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
-    const { token } = a.issueToken('build', 'code-cache');
-    a.close();
+    const { token } = exampleAuthority(dataDir, { owner: 'build', agent: 'code-cache' });
     const tokenFile = path.join(tmp, 'token');
     fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
     const ws = path.join(tmp, 'ws');

@@ -9,10 +9,8 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Task } from '../../src/core/authority/plan.js';
-import { Authority, initAuthority } from '../../src/core/authority/store.js';
 import type { JsonValue } from '../../src/core/canonical/json.js';
 import { MutationRequest } from '../../src/core/contract/mutations.js';
-import { decodeRequirement } from '../../src/core/contract/requirement.js';
 import { checkpoint } from '../../src/core/native/checkpoint.js';
 import { GroupCommit, runBatch, type Outcome } from '../../src/hub/batch.js';
 import { HubError } from '../../src/hub/errors.js';
@@ -20,6 +18,7 @@ import { handleMutation, type MutationContext } from '../../src/hub/mutations.js
 import type { Scope } from '../../src/hub/reads.js';
 import { HubState } from '../../src/hub/server.js';
 import { claimBody, manyTasks, mutationBody, resultBody } from '../support/hub-http.js';
+import { exampleAuthority } from '../../scripts/example-authority.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -41,12 +40,7 @@ describe('group commit of journal mutations', () => {
   before(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-group-commit-'));
     const dataDir = path.join(root, 'data');
-    initAuthority(dataDir);
-    const req = decodeRequirement(Buffer.from(JSON.stringify(REQUIREMENT)));
-    const a = Authority.open(dataDir);
-    a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
-    const { token } = a.issueToken('alice', 'claude');
-    a.close();
+    const { token } = exampleAuthority(dataDir, { owner: 'alice', agent: 'claude' }, Buffer.from(JSON.stringify(REQUIREMENT)));
     const ws = path.join(root, 'ws');
     fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
     const cp = checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c0', workspace: ws });

@@ -1,0 +1,23 @@
+// A throwaway authority for builds, benches and tests: a data dir with one requirement installed as
+// acme/demo's `default` profile (target main) and one token issued. By default the requirement is the
+// shipped examples/requirement.json.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Authority, initAuthority } from '../src/core/authority/store.js';
+import { decodeRequirement } from '../src/core/contract/requirement.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export function exampleAuthority(dataDir: string, who: { owner: string; agent: string }, requirement?: Uint8Array): { token: string } {
+  initAuthority(dataDir);
+  const req = decodeRequirement(requirement ?? fs.readFileSync(path.join(ROOT, 'examples', 'requirement.json')));
+  const a = Authority.open(dataDir);
+  try {
+    a.addProfile({ repository: 'acme/demo', profile: 'default', target: 'main', requirement: req.requirement, canonical: req.canonical, requirement_digest: req.digest });
+    return { token: a.issueToken(who.owner, who.agent).token };
+  } finally {
+    a.close();
+  }
+}
