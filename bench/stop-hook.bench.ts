@@ -9,9 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkpoint } from '../src/core/native/checkpoint.js';
 import { median, type BenchResult } from './stats.js';
-import { exampleAuthority } from '../scripts/example-authority.js';
+import { exampleCheckpointedWorkspace } from '../scripts/example-authority.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TARGET = 1.5;
@@ -28,13 +27,7 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
   const runs = options.runs ?? 30;
   const warmup = options.warmup ?? 5;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-stop-'));
-  const dataDir = path.join(root, 'data');
-  const { token } = exampleAuthority(dataDir, { owner: 'alice', agent: 'bench' });
-  const tokenFile = path.join(root, 'token');
-  fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
-  const ws = path.join(root, 'ws');
-  fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
-  checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
+  const { dataDir, tokenFile, ws } = exampleCheckpointedWorkspace(root, { owner: 'alice', agent: 'bench' });
 
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));

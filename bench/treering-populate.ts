@@ -10,7 +10,8 @@ const WORDS = ['release', 'migration', 'schema', 'login', 'flaky', 'test', 'depl
 const RINGS = ['cambium', 'outer', 'inner', 'heartwood', 'scar', 'seed'] as const;
 const SCOPES = ['project', 'project', 'project', 'agent', 'workflow', 'session', 'global'] as const;
 
-function rng(seed: number): () => number {
+/** mulberry32: a small deterministic PRNG, so generated stores and query sets are reproducible. */
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -17,6 +17,7 @@ import { explicitFilterSql, ftsQuery, recall, type RecallOptions } from '../src/
 import { openReadOnly, openWritable, writeTransaction } from '../src/core/treering/store/schema.js';
 import { putInTransaction } from '../src/core/treering/store/write.js';
 import { median, type BenchResult } from './stats.js';
+import { rng } from './treering-populate.js';
 
 const MEMORIES = 100_000;
 const VOCABULARY = 20_000;
@@ -26,18 +27,6 @@ const PROCESS_RUNS = 31;
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CACHE = path.join(os.tmpdir(), 'agentscm-bench', `treering-${MEMORIES}-v1`);
 const ROOT = path.join(CACHE, '.tree-ring');
-
-/** mulberry32: a small deterministic PRNG so the cached store and the query set are reproducible. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'qui', 'bel', 'dor', 'fen', 'gal', 'hu', 'jin', 'kor', 'lum', 'nar', 'pel', 'ros', 'sul', 'tin', 'ul', 'ver', 'wix', 'yan', 'zet', 'ab', 'ec', 'id', 'om', 'ux'];
 

@@ -14,10 +14,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkpoint } from '../src/core/native/checkpoint.js';
 import { useBuiltinsDirectly } from './bundle-builtins.js';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
-import { exampleAuthority } from './example-authority.js';
+import { exampleCheckpointedWorkspace } from './example-authority.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const hookDir = path.join(root, 'dist', 'hook');
@@ -32,13 +31,7 @@ async function warm(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-hook-cache-'));
   let hub: ReturnType<typeof spawn> | undefined;
   try {
-    const dataDir = path.join(tmp, 'data');
-    const { token } = exampleAuthority(dataDir, { owner: 'build', agent: 'code-cache' });
-    const tokenFile = path.join(tmp, 'token');
-    fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
-    const ws = path.join(tmp, 'ws');
-    fs.cpSync(path.join(root, 'examples', 'workspace'), ws, { recursive: true });
-    checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
+    const { dataDir, tokenFile, ws } = exampleCheckpointedWorkspace(tmp, { owner: 'build', agent: 'code-cache' });
     const server = spawn(process.execPath, [path.join(root, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
     hub = server;
     const url = await new Promise<string>((resolve, reject) => {

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Authority, initAuthority } from '../src/core/authority/store.js';
 import { decodeRequirement } from '../src/core/contract/requirement.js';
+import { checkpoint } from '../src/core/native/checkpoint.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -20,4 +21,19 @@ export function exampleAuthority(dataDir: string, who: { owner: string; agent: s
   } finally {
     a.close();
   }
+}
+
+/**
+ * What a Stop hook run needs under root: the example authority in root/data, its token in root/token
+ * (0600), and a copy of examples/workspace in root/ws checkpointed as Change c1.
+ */
+export function exampleCheckpointedWorkspace(root: string, who: { owner: string; agent: string }): { dataDir: string; tokenFile: string; ws: string } {
+  const dataDir = path.join(root, 'data');
+  const { token } = exampleAuthority(dataDir, who);
+  const tokenFile = path.join(root, 'token');
+  fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+  const ws = path.join(root, 'ws');
+  fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
+  checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
+  return { dataDir, tokenFile, ws };
 }
