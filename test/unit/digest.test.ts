@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { DOMAINS, domainDigest, domainDigestBytes, domainPreimage, sha256Hex } from '../../src/core/crypto/digest.js';
-import { sha256, SMALL_INPUT_BYTES } from '../../src/core/crypto/sha256.js';
+import { sha256, sha256Js, SMALL_INPUT_BYTES } from '../../src/core/crypto/sha256.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
 test('every domain string is distinct, printable ASCII, and no prefix of another', () => {
@@ -32,16 +32,19 @@ test('domainDigest = SHA-256(domain || 0x00 || u64be(len) || bytes)', () => {
   assert.notEqual(domainDigest(DOMAINS.task, new Uint8Array()), domainDigest(DOMAINS.attempt, new Uint8Array()));
 });
 
-test('the JavaScript SHA-256 of short inputs equals node:crypto at every padding boundary', () => {
-  // FIPS 180-4 example "abc", independent of both implementations.
+test('the SHA-256 of short inputs (WebAssembly and JavaScript) equals node:crypto at every padding boundary', () => {
+  // FIPS 180-4 example "abc", independent of all implementations.
   assert.equal(Buffer.from(sha256(Buffer.from('abc'))).toString('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-  const data = new Uint8Array(70_000);
+  assert.equal(Buffer.from(sha256Js(Buffer.from('abc'))).toString('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  // 140,000 bytes do not fit the WebAssembly module's memory: sha256 falls back to JavaScript there.
+  const data = new Uint8Array(140_000);
   for (let i = 0; i < data.length; i++) data[i] = (i * 131 + (i >> 8) * 7) & 0xff;
-  const lengths = [...Array.from({ length: 200 }, (_, i) => i), 1000, 4095, 4096, 65_535, SMALL_INPUT_BYTES, SMALL_INPUT_BYTES + 1, 70_000];
+  const lengths = [...Array.from({ length: 200 }, (_, i) => i), 1000, 4095, 4096, 65_535, SMALL_INPUT_BYTES, SMALL_INPUT_BYTES + 1, 70_000, 140_000];
   for (const n of lengths) {
     const bytes = data.subarray(0, n);
     const want = createHash('sha256').update(bytes).digest('hex');
     assert.equal(Buffer.from(sha256(bytes)).toString('hex'), want, `length ${n}`);
+    assert.equal(Buffer.from(sha256Js(bytes)).toString('hex'), want, `JavaScript, length ${n}`);
     assert.equal(Buffer.from(sha256(bytes.subarray(0, n >> 1), bytes.subarray(n >> 1))).toString('hex'), want, `length ${n} in two parts`);
     assert.equal(sha256Hex(bytes), want, `sha256Hex, length ${n}`);
     const head = Buffer.concat([Buffer.from(DOMAINS.receipt, 'ascii'), Buffer.from([0]), Buffer.alloc(8)]);

@@ -1,8 +1,11 @@
-// SHA-256 (FIPS 180-4) in plain JavaScript, for the short inputs of start-up-critical paths: the
+// SHA-256 (FIPS 180-4) without node:crypto, for the short inputs of start-up-critical paths: the
 // lifecycle hook hashes a few kilobytes (bridge files, identities, receipt fields), and loading
 // node:crypto alone costs a cold process about 6 ms, more than that hashing here. digest.ts chooses:
 // inputs up to SMALL_INPUT_BYTES come here, larger ones go to node:crypto (measured ≈ 10x faster in
-// bulk, see docs/DESIGN.md). Both give the same digest; test/unit/digest.test.ts compares them.
+// bulk, see docs/DESIGN.md). The compression function runs as a small WebAssembly module: in a cold
+// process the JavaScript loop runs in V8's interpreter, where a few kilobytes cost milliseconds and
+// get the function queued for the optimizing compiler. The JavaScript loop remains for a runtime
+// without WebAssembly (node --jitless). All give the same digest; test/unit/digest.test.ts compares them.
 
 export const SMALL_INPUT_BYTES = 64 * 1024;
 
@@ -15,8 +18,105 @@ const K = new Uint32Array([
   0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
+/**
+ * blocks(p, n): the compression function over n 64-byte blocks at p, on the state H[0..7] at 0..31
+ * (native-endian words), with K at 64 and the message schedule at 320; its exported memory is 2 pages.
+ * Assembled (wabt) from this text:
+ *
+ *   (func (export "blocks") (param $p i32) (param $n i32) (local $a..$h i32) (local $t $x $y $t1 $t2 i32)
+ *     (block $done (loop $block
+ *       (br_if $done (i32.eqz $n))
+ *       for $t in 0, 4 .. 60:    W[$t] = bswap(i32.load($p + $t))            ;; stored at 320 + $t
+ *       for $t in 64, 68 .. 252: W[$t] = σ1(W[$t-8]) + W[$t-28] + σ0(W[$t-60]) + W[$t-64]
+ *                                ;; σ0 = rotr 7 ^ rotr 18 ^ shr 3, σ1 = rotr 17 ^ rotr 19 ^ shr 10
+ *       $a..$h = H[0..7]
+ *       for $t in 0, 4 .. 252:   $t1 = $h + Σ1($e) + (($e & $f) ^ (~$e & $g)) + K[$t] + W[$t]
+ *                                $t2 = Σ0($a) + (($a & $b) ^ ($a & $c) ^ ($b & $c))
+ *                                $h,$g,$f,$e,$d,$c,$b,$a = $g,$f,$e,$d+$t1,$c,$b,$a,$t1+$t2
+ *                                ;; Σ0 = rotr 2 ^ rotr 13 ^ rotr 22, Σ1 = rotr 6 ^ rotr 11 ^ rotr 25
+ *       H[0..7] += $a..$h
+ *       $p += 64; $n -= 1; (br $block)))
+ *
+ * each step written out in i32 instructions (i32.rotr, i32.shr_u, i32.xor, i32.and, i32.add, with
+ * the byte swap as shifts and masks).
+ */
+const BLOCKS_WASM =
+  '0061736d0100000001060160027f7f00030201000503010002071302066d656d6f7279020006626c6f636b7300000a8f0401' +
+  '8c04010d7f024003402001450d014100210a03402000200a6a280200210b41c002200a6a200b411874200b4180fe03714108' +
+  '7472200b4108764180fe0371200b4118767272360200200a41046a210a200a41c000490d000b034041b802200a6a28020021' +
+  '0b418402200a6a280200210c41c002200a6a200b411178200b41137873200b410a767341a402200a6a2802006a200c410778' +
+  '200c41127873200c41037673418002200a6a2802006a6a360200200a41046a210a200a418002490d000b4100280200210241' +
+  '04280200210341082802002104410c2802002105411028020021064114280200210741182802002108411c28020021094100' +
+  '210a0340200920064106782006410b78732006411978736a20062007712006417f73200871736a41c000200a6a28020041c0' +
+  '02200a6a2802006a6a210d20024102782002410d787320024116787320022003712002200471732003200471736a210e2008' +
+  '210920072108200621072005200d6a2106200421052003210420022103200d200e6a2102200a41046a210a200a418002490d' +
+  '000b4100410028020020026a3602004104410428020020036a3602004108410828020020046a360200410c410c2802002005' +
+  '6a3602004110411028020020066a3602004114411428020020076a3602004118411828020020086a360200411c411c280200' +
+  '20096a360200200041c0006a2100200141016b21010c000b0b0b';
+
+/** Where the message goes in the module's memory, after the state, K and the schedule. */
+const MESSAGE_AT = 1024;
+const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+
+/** The part of the WebAssembly API used here (the compiler's libraries here do not declare it). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+}
+
+interface WasmSha {
+  readonly memory: Uint8Array;
+  readonly view: DataView;
+  readonly state: Uint32Array;
+  readonly blocks: (p: number, n: number) => void;
+}
+
+/** The module, instantiated on first use; null when this runtime has no WebAssembly. */
+let wasmSha: WasmSha | null | undefined;
+
+function wasm(): WasmSha | null {
+  if (wasmSha !== undefined) return wasmSha;
+  wasmSha = null;
+  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  if (!api) return null;
+  try {
+    const { exports } = new api.Instance(new api.Module(Buffer.from(BLOCKS_WASM, 'hex')), {});
+    const buffer = (exports.memory as { buffer: ArrayBuffer }).buffer;
+    new Uint32Array(buffer, 64, 64).set(K);
+    wasmSha = { memory: new Uint8Array(buffer), view: new DataView(buffer), state: new Uint32Array(buffer, 0, 8), blocks: exports.blocks as WasmSha['blocks'] };
+  } catch {
+    // A runtime that refuses the module: the JavaScript loop serves.
+  }
+  return wasmSha;
+}
+
 /** SHA-256 of the concatenation of the parts. */
 export function sha256(...parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const p of parts) length += p.byteLength;
+  const padded = (length + 9 + 63) & ~63;
+  const w = wasm();
+  if (!w || MESSAGE_AT + padded > w.memory.length) return sha256Js(...parts);
+  // Message, 0x80, zero padding, 64-bit big-endian bit length, in place in the module's memory.
+  let off = MESSAGE_AT;
+  for (const p of parts) {
+    w.memory.set(p, off);
+    off += p.byteLength;
+  }
+  w.memory.fill(0, off, MESSAGE_AT + padded);
+  w.memory[off] = 0x80;
+  w.view.setUint32(MESSAGE_AT + padded - 8, Math.floor(length / 0x20000000));
+  w.view.setUint32(MESSAGE_AT + padded - 4, (length * 8) >>> 0);
+  w.state.set(IV);
+  w.blocks(MESSAGE_AT, padded / 64);
+  const out = new Uint8Array(32);
+  const ov = new DataView(out.buffer);
+  for (let i = 0; i < 8; i++) ov.setUint32(i * 4, w.state[i]!);
+  return out;
+}
+
+/** SHA-256 of the concatenation of the parts, in JavaScript alone. */
+export function sha256Js(...parts: readonly Uint8Array[]): Uint8Array {
   let length = 0;
   for (const p of parts) length += p.byteLength;
   // Message, 0x80, zero padding, 64-bit big-endian bit length: a whole number of 64-byte blocks.
