@@ -13,8 +13,11 @@ const INTENT_TERMS = new Set([...FAILURE_TERMS, ...HEARTWOOD_TERMS, ...SEED_TERM
 const FILLER_TERMS = new Set(['a', 'an', 'and', 'about', 'are', 'for', 'in', 'is', 'not', 'of', 'on', 'or', 'the', 'to', 'what']);
 const SHARED_SCOPES = "'global', 'project', 'tool', 'eval', 'manual', 'dox', 'revolve'";
 
-// Unicode word characters, as Rust's regex `\w` (letters, marks, digits, connector punctuation).
-const TERM_RE = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+/gu;
+// Unicode word characters, as Rust's regex `\w` (letters, marks, digits, connector punctuation). Made
+// on first use: creating it builds its Unicode property sets, about 2 ms in a cold process, and the
+// commands that load this module (the lifecycle hook among them) mostly see ASCII text or none.
+let termRe: RegExp | undefined;
+const unicodeTermRe = (): RegExp => (termRe ??= new RegExp('[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]+', 'gu'));
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -24,13 +27,13 @@ export function asciiLower(s: string): string {
 }
 
 // On ASCII text the Unicode classes above are exactly letters, digits and '_' (no ASCII character is a
-// mark or a join control). This one compiles far faster than TERM_RE, which matters in a cold process.
+// mark or a join control). This one compiles far faster than the Unicode one, which matters in a cold process.
 const ASCII_TERM_RE = /[A-Za-z0-9_]+/g;
 
 /** Query terms: Unicode word runs, ASCII-lowercased (non-ASCII letters keep their case, as upstream). */
 export function terms(text: string): string[] {
   if (text === '') return [];
-  return (text.match(NON_ASCII.test(text) ? TERM_RE : ASCII_TERM_RE) ?? []).map(asciiLower);
+  return (text.match(NON_ASCII.test(text) ? unicodeTermRe() : ASCII_TERM_RE) ?? []).map(asciiLower);
 }
 
 /** The query, then one variant per ring-intent word with that word removed. */
