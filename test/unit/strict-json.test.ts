@@ -84,6 +84,13 @@ test('invalid UTF-8, BOMs and surrogates are refused', () => {
   refused('"\ud83d"', 'INVALID_JSON', 'raw lone surrogate in a string input');
   assert.equal(parse('"\\ud83d\\ude00"'), '\u{1F600}', 'an escaped surrogate pair is one emoji');
   assert.equal(parse(new Uint8Array(Buffer.from('"\u{1F600}\u2028"'))), '\u{1F600}\u2028');
+  // A real U+FFFD is text like any other: only invalid bytes are refused, not the replacement character.
+  assert.equal(parse(new Uint8Array(Buffer.from('"\ufffd"'))), '\ufffd');
+  refused(new Uint8Array([0x22, 0xef, 0xbf, 0xbd, 0xff, 0x22]), 'INVALID_UTF8', 'U+FFFD then an invalid byte');
+  refused(new Uint8Array([0x22, 0xf4, 0x90, 0x80, 0x80, 0x22]), 'INVALID_UTF8', 'beyond U+10FFFF');
+  // A view into a larger buffer is decoded over its own bytes only.
+  const big = Buffer.from('xx"ok"xx');
+  assert.equal(parse(new Uint8Array(big.buffer, big.byteOffset + 2, 4)), 'ok');
 });
 
 test('trailing garbage and other non-JSON are refused', () => {

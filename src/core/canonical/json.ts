@@ -35,7 +35,16 @@ export class JsonSyntaxError extends Error {
   }
 }
 
-const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/**
+ * Strict UTF-8 decoding: Buffer's decoder replaces every invalid sequence with U+FFFD, so the text is
+ * the input exactly when it encodes back to the same bytes. (A fatal TextDecoder says the same, but
+ * creating one costs a cold process more than the hooks' whole parse.) A BOM is kept, for the caller.
+ */
+function decodeUtf8Strict(input: Uint8Array): string | undefined {
+  const bytes = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  const text = bytes.toString('utf8');
+  return Buffer.byteLength(text, 'utf8') === bytes.length && Buffer.from(text, 'utf8').equals(bytes) ? text : undefined;
+}
 
 /** Decodes bytes as strict UTF-8 (no BOM, no invalid sequences) and parses them strictly. */
 export function parseStrictJson(input: Uint8Array | string, options: ParseOptions): JsonValue {
@@ -48,11 +57,9 @@ export function parseStrictJson(input: Uint8Array | string, options: ParseOption
   if (typeof input === 'string') {
     text = input;
   } else {
-    try {
-      text = utf8Decoder.decode(input);
-    } catch {
-      throw badInput(`${what} is not valid UTF-8`, 'INVALID_UTF8');
-    }
+    const decoded = decodeUtf8Strict(input);
+    if (decoded === undefined) throw badInput(`${what} is not valid UTF-8`, 'INVALID_UTF8');
+    text = decoded;
   }
   if (text.charCodeAt(0) === 0xfeff) throw badInput(`${what} starts with a byte-order mark`, 'INVALID_JSON');
   const fast = parseSimple(text, options.maxDepth ?? 64, options.integersOnly ?? false);
