@@ -8,6 +8,8 @@ import { initActivation } from '../../src/core/treering/activation/init.js';
 import { CONTEXT_FOOTER, CONTEXT_HEADER, renderContext, runPreflight, checkTaskHint } from '../../src/core/treering/activation/preflight.js';
 import type { PreflightCandidate, PreflightQuery, PreflightRecall } from '../../src/core/treering/activation/recall.js';
 import { requireManifest, resolveRoot } from '../../src/core/treering/activation/root.js';
+import { screenInput } from '../../src/core/treering/activation/input.js';
+import { asciiLowercase } from '../../src/core/treering/activation/validate.js';
 
 const cand = (i: number, size = 300): PreflightCandidate => ({ id: `m-${i}`, kind: i % 2 ? 'scar' : 'cambium', summary: `lesson ${i} `.padEnd(size, 'abc '), sourceRef: `docs/n${i}.md` });
 
@@ -66,4 +68,33 @@ test('the receipt counts and hashes only the memories actually included', () => 
   assert.equal(withHint.receipt.query_class, 'scoped_task_recall');
   assert.equal(selectedIdsDigest([]), selectedIdsDigest([]));
   assert.notEqual(selectedIdsDigest([]), selectedIdsDigest(['m-0']));
+});
+
+test('case-insensitive screening: ASCII-lowercased text against lowercase patterns is exactly the /i test', () => {
+  // The patterns as /i regular expressions, written out here independently of the modules.
+  const caseless = [
+    /capab|token|authori[sz]|secret|passw|credential|coordinator|api[_-]?key|cookie|bearer/i,
+    /^(?:store|root|harness_id|receipt_state)$/i,
+    /\b(?:password|passwd|secret|token|api[_-]?key|authorization|bearer|credential)s?\b\s*[:=]/i,
+  ];
+  // Kelvin sign, long s, dotted capital I and the like fold onto ASCII letters only under Unicode rules.
+  const samples = ['TOKEN', 'Api-Key', 'aPi_kEy', 'to\u212Aen', '\u017Fecret', 'SECRET', 'St\u0130re', 'ROOT', 'Harness_Id', 'Password = x', 'PASSWORD: x', 'pa\u017F\u017Fword: x', 'Bearer', 'Receipt_State', 'model', '\u00C9TOKEN\u00C9', 'authoriSation'];
+  for (const source of caseless) {
+    const lower = new RegExp(source.source);
+    for (const s of samples) assert.equal(lower.test(asciiLowercase(s)), source.test(s), `${source} on ${JSON.stringify(s)}`);
+  }
+  assert.throws(() => checkTaskHint('the API_KEY = 12345'), /sensitive-task-hint/);
+  assert.equal(checkTaskHint('to\u212Aen: a Kelvin sign is not a k here'), 'to\u212Aen: a Kelvin sign is not a k here');
+  const screened = (key: string) => {
+    try {
+      screenInput(Buffer.from(JSON.stringify({ [key]: 'x' })), 'hook input');
+      return 'accepted';
+    } catch (e) {
+      return (e as { code?: string }).code;
+    }
+  };
+  assert.equal(screened('Coordinator_Capability'), 'CAPABILITY_FIELD');
+  assert.equal(screened('STORE_ROOT'), 'CLAIM_FIELD');
+  assert.equal(screened('to\u212Aen'), 'accepted');
+  assert.equal(screened('transcript_path'), 'accepted');
 });

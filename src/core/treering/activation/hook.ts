@@ -34,7 +34,7 @@ export function parseHookEvent(bytes: Uint8Array, harness: HookHarness, root: Ac
   const cwdRaw = requiredString(o, 'cwd', what, 4096);
   let realCwd: string;
   try {
-    realCwd = fs.realpathSync(path.resolve(processCwd, cwdRaw));
+    realCwd = fs.realpathSync.native(path.resolve(processCwd, cwdRaw));
   } catch {
     throw badInput('hook input cwd does not exist', 'CWD_OUTSIDE_PROJECT');
   }

@@ -5,17 +5,20 @@
 import * as fs from 'node:fs';
 import { parseStrictJson, type JsonValue } from '../../canonical/json.js';
 import { badInput } from '../../errors.js';
+import { asciiLowercase } from './validate.js';
 
 export const STDIN_MAX_BYTES = 1 << 20;
 
-const CAPABILITY = /capab|token|authori[sz]|secret|passw|credential|coordinator|api[_-]?key|cookie|bearer/i;
-const CLAIM = /^(?:store|store_id|store_root|root|memory_root|project_root|project_root_fingerprint|bridge|bridge_fingerprint|bridge_path|harness|harness_id|adapter_version|receipt|receipt_id|receipt_state|state|manifest|descriptor)$/i;
+// Matched case-insensitively: against the key with its ASCII letters lowercased (validate.ts).
+const CAPABILITY = /capab|token|authori[sz]|secret|passw|credential|coordinator|api[_-]?key|cookie|bearer/;
+const CLAIM = /^(?:store|store_id|store_root|root|memory_root|project_root|project_root_fingerprint|bridge|bridge_fingerprint|bridge_path|harness|harness_id|adapter_version|receipt|receipt_id|receipt_state|state|manifest|descriptor)$/;
 
 /** Rejects dangerous keys; returns the object. Raw input is never stored or echoed. */
 export function screenInput(bytes: Uint8Array, what: string): Record<string, JsonValue> {
   const doc = parseStrictJson(bytes, { maxBytes: STDIN_MAX_BYTES, what });
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw badInput(`${what} must be a JSON object`, 'BAD_INPUT');
-  for (const k of Object.keys(doc)) {
+  for (const key of Object.keys(doc)) {
+    const k = asciiLowercase(key);
     if (CAPABILITY.test(k)) throw badInput(`${what} carries a capability-bearing field; refused`, 'CAPABILITY_FIELD');
     if (CLAIM.test(k)) throw badInput(`${what} claims a root, store, bridge, harness or receipt field; refused`, 'CLAIM_FIELD');
   }

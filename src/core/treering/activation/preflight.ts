@@ -19,7 +19,7 @@ import type { ActivationManifest } from './manifest.js';
 import type { PreflightCandidate, PreflightRecall } from './recall.js';
 import { receiptRel, newReceiptId, parseReceipt, pruneReceipts, rfc3339Seconds, serializeReceipt, verifyReceipt, type Receipt } from './receipts.js';
 import type { ActivationRoot } from './root.js';
-import { SAFE_ID } from './validate.js';
+import { asciiLowercase, SAFE_ID } from './validate.js';
 
 export const CONTEXT_HEADER = 'Tree Ring Memory scoped preflight recall:';
 export const CONTEXT_EMPTY = '- No safe memories matched this scoped query.';
@@ -55,19 +55,30 @@ export function safeIdentifier(raw: string, prefix: string): string {
   return SAFE_ID.test(raw) ? raw : `${prefix}-${sha256Hex(raw).slice(0, 32)}`;
 }
 
-const SENSITIVE = [
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
-  /\b(?:password|passwd|secret|token|api[_-]?key|authorization|bearer|credential)s?\b\s*[:=]/i,
-  /\b(?:sk|pk|ghp|gho|xox[abps])[-_][A-Za-z0-9_-]{16,}/,
-  /\bAKIA[0-9A-Z]{16}\b/,
-  /\b[A-Za-z0-9+/=_-]{40,}\b/,
+/** Secret shapes; a `caseless` one is matched against the text with ASCII letters lowercased (as /i). */
+const SENSITIVE: readonly { readonly re: RegExp; readonly caseless?: true }[] = [
+  { re: /-----BEGIN [A-Z ]*PRIVATE KEY-----/ },
+  { re: /\b(?:password|passwd|secret|token|api[_-]?key|authorization|bearer|credential)s?\b\s*[:=]/, caseless: true },
+  { re: /\b(?:sk|pk|ghp|gho|xox[abps])[-_][A-Za-z0-9_-]{16,}/ },
+  { re: /\bAKIA[0-9A-Z]{16}\b/ },
+  { re: /\b[A-Za-z0-9+/=_-]{40,}\b/ },
 ];
+
+/** Whether text matches one of the first `count` secret shapes. */
+function sensitive(text: string, count: number): boolean {
+  let lower: string | undefined;
+  for (let i = 0; i < count; i++) {
+    const p = SENSITIVE[i]!;
+    if (p.re.test(p.caseless ? (lower ??= asciiLowercase(text)) : text)) return true;
+  }
+  return false;
+}
 
 /** A hint that may carry a secret is refused; the caller may retry with no hint (the startup brief). */
 export function checkTaskHint(hint: string): string {
   const t = hint.trim();
   if (t.length === 0) return '';
-  if (t.length > 500 || SENSITIVE.some((re) => re.test(t))) throw badInput('sensitive-task-hint: the task hint was refused; retry without it', 'SENSITIVE_TASK_HINT');
+  if (t.length > 500 || sensitive(t, SENSITIVE.length)) throw badInput('sensitive-task-hint: the task hint was refused; retry without it', 'SENSITIVE_TASK_HINT');
   return t;
 }
 
@@ -80,7 +91,7 @@ function entryLine(c: PreflightCandidate): string | undefined {
   const summary = oneLine(c.summary, 400);
   // Long opaque runs are refused in hints but may be legitimate in a stored summary (hashes, IDs);
   // credential shapes are dropped in both.
-  if (summary === '' || SENSITIVE.slice(0, 4).some((re) => re.test(summary))) return undefined;
+  if (summary === '' || sensitive(summary, 4)) return undefined;
   const kind = oneLine(c.kind, 24).replace(/[^A-Za-z0-9_-]/g, '') || 'memory';
   const source = c.sourceRef ? oneLine(c.sourceRef, 160) : '';
   // Absolute source paths are local details; only relative references and labels enter context.

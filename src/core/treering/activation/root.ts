@@ -27,7 +27,9 @@ export function resolveRoot(cwd: string, rootOpt: string | undefined): Activatio
   try {
     const st = fs.lstatSync(projectRoot);
     if (!st.isDirectory()) throw localState('the project root is not a directory', 'PROJECT_ROOT');
-    realProjectRoot = fs.realpathSync(projectRoot);
+    // realpath(3) in one call: the JavaScript resolver walks and lstat()s every component, which a
+    // hook process would compile and run on each event for the same answer.
+    realProjectRoot = fs.realpathSync.native(projectRoot);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw localState('the project root does not exist', 'PROJECT_ROOT');
     throw e;
