@@ -13,17 +13,41 @@ import type { Database, DatabaseOptions } from './open.js';
 declare const AGENTSCM_BUNDLED_BETTER_SQLITE3_VERSION: string;
 
 const PACKAGE = 'better-sqlite3';
-let addon: string | null | undefined;
+let addon: object | null | undefined;
 
-/** The installed addon when the installed package matches the bundled JavaScript, else null. */
-function matchingAddon(): string | null {
+/**
+ * The installed package's directory as require() would find it from this bundle: node_modules in this
+ * directory or an ancestor. Walked by hand because require.resolve brings the module resolver and its
+ * package.json reader into a cold process for this one path; a package found elsewhere (NODE_PATH,
+ * global folders) is not missed, only used whole (see openDatabase).
+ */
+function packageDir(): string | undefined {
+  for (let dir = __dirname; ; ) {
+    const candidate = path.join(dir, 'node_modules', PACKAGE);
+    if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * The installed addon, loaded with process.dlopen (not require, which would bring the module loader
+ * too), when the installed package matches the bundled JavaScript; else null.
+ */
+function matchingAddon(): object | null {
   if (addon !== undefined) return addon;
   addon = null;
   try {
-    const manifest = require.resolve(`${PACKAGE}/package.json`);
-    const version = (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version?: unknown }).version;
-    const file = path.join(path.dirname(manifest), 'build', 'Release', 'better_sqlite3.node');
-    if (version === AGENTSCM_BUNDLED_BETTER_SQLITE3_VERSION && fs.existsSync(file)) addon = file;
+    const dir = packageDir();
+    if (dir === undefined) return null;
+    const version = (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    const file = path.join(dir, 'build', 'Release', 'better_sqlite3.node');
+    if (version === AGENTSCM_BUNDLED_BETTER_SQLITE3_VERSION && fs.existsSync(file)) {
+      const m = { exports: {} };
+      process.dlopen(m, file);
+      addon = m.exports;
+    }
   } catch {
     addon = null;
   }
@@ -32,7 +56,8 @@ function matchingAddon(): string | null {
 
 export function openDatabase(file: string, options: DatabaseOptions): Database {
   const nativeBinding = matchingAddon();
-  if (nativeBinding !== null) return new BundledDatabase(file, { ...options, nativeBinding });
+  // better-sqlite3 takes the loaded addon object as well as a path; its type declarations name only the path.
+  if (nativeBinding !== null) return new BundledDatabase(file, { ...options, nativeBinding: nativeBinding as unknown as string });
   // A variable specifier: esbuild leaves this require to run time instead of bundling it again.
   const Installed = require(PACKAGE) as typeof BundledDatabase;
   return new Installed(file, options);
