@@ -49,21 +49,21 @@ test('task hints: safe ones pass, secret-looking ones are refused', () => {
   for (const bad of ['api_key: abc', '-----BEGIN RSA PRIVATE KEY-----', 'ghp_abcdefghijklmnopqrstuvwx', 'AKIAABCDEFGHIJKLMNOP', 'x'.repeat(501)]) assert.throws(() => checkTaskHint(bad), /sensitive-task-hint/);
 });
 
-test('the receipt counts and hashes only the memories actually included', () => {
+test('the receipt counts and hashes only the memories actually included', async () => {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tr-pf-')));
   const root = resolveRoot(dir, undefined);
   initActivation(root, { dryRun: false });
   const queries: PreflightQuery[] = [];
   // The store's candidate port (its real adapter is the memory store); here a fixed list.
   const recall: PreflightRecall = { candidates: (q) => (queries.push(q), Array.from({ length: 60 }, (_, i) => cand(i))) };
-  const r = runPreflight({ root, manifest: requireManifest(root), harness: 'codex', identity: { agent_profile: 'codex', workflow_id: 'w', session_id: 's' }, recall, env: {} });
+  const r = await runPreflight({ root, manifest: requireManifest(root), harness: 'codex', identity: { agent_profile: 'codex', workflow_id: 'w', session_id: 's' }, recall, env: {} });
   assert.equal(r.receipt.result_count, r.includedIds.length);
   assert.ok(r.includedIds.length < 60);
   assert.equal(r.receipt.selected_memory_ids_sha256, selectedIdsDigest(r.includedIds));
   assert.equal(queries[0]!.taskHint, undefined, 'no hint: the no-keyword startup brief');
   assert.equal(queries[0]!.project, path.basename(dir));
   assert.equal(r.receipt.query_class, 'startup_fallback');
-  const withHint = runPreflight({ root, manifest: requireManifest(root), harness: 'codex', identity: { agent_profile: 'codex', workflow_id: 'w', session_id: 's' }, taskHint: 'login flow', recall, env: {} });
+  const withHint = await runPreflight({ root, manifest: requireManifest(root), harness: 'codex', identity: { agent_profile: 'codex', workflow_id: 'w', session_id: 's' }, taskHint: 'login flow', recall, env: {} });
   assert.equal(queries[1]!.taskHint, 'login flow');
   assert.equal(withHint.receipt.query_class, 'scoped_task_recall');
   assert.equal(selectedIdsDigest([]), selectedIdsDigest([]));

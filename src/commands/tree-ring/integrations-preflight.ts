@@ -42,7 +42,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const root = rootFrom(ctx, inv);
   const manifest = requireManifest(root);
   const recall = await openPreflightRecall(root.memoryRoot);
-  const r = runPreflight({ root, manifest, harness, identity, ...(taskHint !== undefined ? { taskHint } : {}), recall, env: ctx.env });
+  const r = await runPreflight({ root, manifest, harness, identity, ...(taskHint !== undefined ? { taskHint } : {}), recall, env: ctx.env });
   const response = { context: r.context, state: r.state, receipt: receiptSummary(r.receipt) };
   if (stdinMode) {
     if (format === 'claude-session-start') return { raw: JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: r.context } }) + '\n' };

@@ -88,6 +88,6 @@ export async function runHook(root: ActivationRoot, harness: HookHarness, stdin:
     const checkpointId = `${ev.identity.session_id.slice(0, 64)}-${Date.now().toString(36)}`;
     return { kind: 'json', body: JSON.stringify({ decision: 'block', reason: checkpointReason(projectAlias(path.basename(root.realProjectRoot)), ev.identity, checkpointId) }) + '\n' };
   }
-  const r = runPreflight({ root, manifest, harness, identity: ev.identity, recall: await recall(), env });
+  const r = await runPreflight({ root, manifest, harness, identity: ev.identity, recall: await recall(), env });
   return { kind: 'json', body: JSON.stringify({ hookSpecificOutput: { hookEventName: ev.event, additionalContext: r.context } }) + '\n' };
 }

@@ -116,7 +116,7 @@ export function renderContext(candidates: readonly PreflightCandidate[], startup
   return { context: [...lines, ...tail].join('\n'), included };
 }
 
-export function runPreflight(input: PreflightInput): PreflightResult {
+export async function runPreflight(input: PreflightInput): Promise<PreflightResult> {
   const now = input.now ?? (() => new Date());
   const started = Date.now();
   const { root, manifest, harness } = input;
@@ -165,12 +165,14 @@ export function runPreflight(input: PreflightInput): PreflightResult {
     recorded_at: rfc3339Seconds(recordedAt),
   };
   const rel = receiptRel(receipt);
-  const outcome = root.pfs.publish(rel, serializeReceipt(receipt), 0o600, 0o700);
-  if (outcome === 'exists') throw localState('receipt id collision; retry', 'RECEIPT_EXISTS');
-  // Verify what reached the disk with the same rules status applies, so success means proof.
-  const written = root.pfs.read(rel);
-  const verdict = written ? verifyReceipt(parseReceipt(written), manifest, harness, material.fingerprint, now()) : undefined;
-  if (!verdict || !verdict.ok || verdict.isolated) throw localState('the written receipt does not verify', 'RECEIPT_VERIFY');
-  pruneReceipts(root.pfs, harness, receipt.worker_key_fingerprint, now());
+  // The receipt directory's fsync overlaps the verification and pruning; the answer waits for both.
+  const published = await root.pfs.publishOverlapped(rel, serializeReceipt(receipt), 0o600, 0o700, () => {
+    // Verify what reached the disk with the same rules status applies, so success means proof.
+    const written = root.pfs.read(rel);
+    const verdict = written ? verifyReceipt(parseReceipt(written), manifest, harness, material.fingerprint, now()) : undefined;
+    if (!verdict || !verdict.ok || verdict.isolated) throw localState('the written receipt does not verify', 'RECEIPT_VERIFY');
+    pruneReceipts(root.pfs, harness, receipt.worker_key_fingerprint, now());
+  });
+  if (published.outcome === 'exists') throw localState('receipt id collision; retry', 'RECEIPT_EXISTS');
   return { context, state: 'active', receipt, includedIds: included };
 }

@@ -21,8 +21,40 @@ export type PublishOutcome =
  * fsync(2) on a directory cannot be produced on an ordinary local file system.
  */
 let syncDirectory: (dir: string) => void = fsyncDir;
+/** The same sync for publishOverlapped, on the thread pool; swapped together with syncDirectory. */
+let syncDirectoryLater: (dir: string) => Promise<void> = fsyncDirOnThreadPool;
 export function setDirectorySyncForTests(f: ((dir: string) => void) | undefined): void {
   syncDirectory = f ?? fsyncDir;
+  // Like the real one, the fake completes later (after the current task), not at once.
+  syncDirectoryLater = f
+    ? (dir) =>
+        new Promise((resolve, reject) =>
+          setImmediate(() => {
+            try {
+              f(dir);
+              resolve();
+            } catch (e) {
+              reject(e);
+            }
+          }),
+        )
+    : fsyncDirOnThreadPool;
+}
+
+/** fsync(2) of a directory on libuv's thread pool, so that the caller's thread can go on meanwhile. */
+function fsyncDirOnThreadPool(dir: string): Promise<void> {
+  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  return new Promise((resolve, reject) => {
+    fs.fsync(fd, (err) => {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        /* the sync's own outcome is what counts */
+      }
+      if (err) reject(err);
+      else resolve();
+    });
+  });
 }
 
 export class ProjectFs {
@@ -124,6 +156,53 @@ export class ProjectFs {
 
   /** Create-only durable publication of bytes at rel. */
   publish(rel: string, bytes: string | Uint8Array, mode = 0o644, dirMode = 0o755): PublishOutcome {
+    const linked = this.linkSynced(rel, bytes, mode, dirMode);
+    if (linked === 'exists') return 'exists';
+    try {
+      syncDirectory(linked.dir);
+    } catch {
+      return 'indeterminate';
+    }
+    return linked.parentsDurable ? 'created' : 'indeterminate';
+  }
+
+  /**
+   * publish(), with the final directory sync on the thread pool while `meanwhile` runs on this thread
+   * (when the entry was created). It resolves only once both are done, so a caller reports nothing
+   * before the entry is as durable as publish() leaves it; if meanwhile throws, the sync is still
+   * awaited before the error propagates.
+   */
+  async publishOverlapped<T>(
+    rel: string,
+    bytes: string | Uint8Array,
+    mode: number,
+    dirMode: number,
+    meanwhile: () => T,
+  ): Promise<{ outcome: 'exists' } | { outcome: 'created' | 'indeterminate'; value: T }> {
+    const linked = this.linkSynced(rel, bytes, mode, dirMode);
+    if (linked === 'exists') return { outcome: 'exists' };
+    let synced: Promise<boolean>;
+    try {
+      synced = syncDirectoryLater(linked.dir).then(
+        () => true,
+        () => false,
+      );
+    } catch {
+      synced = Promise.resolve(false);
+    }
+    let value: T;
+    try {
+      value = meanwhile();
+    } catch (e) {
+      await synced;
+      throw e;
+    }
+    const durable = (await synced) && linked.parentsDurable;
+    return { outcome: durable ? 'created' : 'indeterminate', value };
+  }
+
+  /** The synced temp file linked to its final name (create-only), the temp name removed; the directory not yet synced. */
+  private linkSynced(rel: string, bytes: string | Uint8Array, mode: number, dirMode: number): 'exists' | { dir: string; parentsDurable: boolean } {
     const parentsDurable = this.ensureParents(rel, dirMode);
     const file = this.abs(rel);
     const dir = path.dirname(file);
@@ -136,11 +215,6 @@ export class ProjectFs {
       throw e;
     }
     fs.unlinkSync(tmp);
-    try {
-      syncDirectory(dir);
-    } catch {
-      return 'indeterminate';
-    }
-    return parentsDurable ? 'created' : 'indeterminate';
+    return { dir, parentsDurable };
   }
 }
