@@ -5,15 +5,11 @@
 
 import * as path from 'node:path';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { nodeCrypto } from '../../core/crypto/lazy.js';
 import { blockAnswer, ContinuationCounter, decodeStopPayload, readFdBounded, readStdin, type StopHost } from '../../core/hooks/stop-guard.js';
 import { blockReason, evaluateTaskStop } from '../../core/hooks/task-stop.js';
 import { idArg, idOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export async function runTaskStop(host: StopHost, ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
-  // The check hashes the workspace's files with node:crypto; loaded first, it serves every digest
-  // (the counter's name included) instead of cold plain-JavaScript SHA-256 (see crypto/lazy.ts).
-  nodeCrypto();
   const change = idArg(inv, 0, 'CHANGE');
   const input = {
     dataDir: stringOpt(inv, 'data-dir'),

@@ -79,9 +79,9 @@ function domainHeader(domain: Domain, length: number): Buffer {
 }
 
 /**
- * Short inputs hash in plain JavaScript, which spares a short-lived process the load of node:crypto,
- * until the process has hashed enough of them that the load pays (a Hub or a bulk scan): from then on,
- * node:crypto, which is far faster once warm.
+ * Short inputs hash without node:crypto (sha256.ts: WebAssembly, else JavaScript), which spares a
+ * short-lived process its load, until the process has hashed enough of them that the load pays (a Hub
+ * or the scan of a larger workspace): from then on, node:crypto, which is far faster once warm.
  */
 const JS_HASH_BUDGET = 32;
 let jsHashes = 0;

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
 import { compareUtf8 } from '../canonical/json.js';
-import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
+import { DOMAINS, domainDigest, HEX64, sha256Hex } from '../crypto/digest.js';
 import { nodeCrypto } from '../crypto/lazy.js';
 import { badInput, localState } from '../errors.js';
 import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly } from '../fs/safe.js';
@@ -119,7 +119,7 @@ function scan(root: string, files: readonly string[]): ScannedFile[] {
     if (st.isSymbolicLink()) {
       const target = checkedLinkTarget(root, rel);
       const bytes = Buffer.from(target, 'utf8');
-      out.push({ path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: nodeCrypto().createHash('sha256').update(bytes).digest('hex'), source: { kind: 'link', target } });
+      out.push({ path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: sha256Hex(bytes), source: { kind: 'link', target } });
       continue;
     }
     if (!st.isFile()) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
@@ -130,7 +130,9 @@ function scan(root: string, files: readonly string[]): ScannedFile[] {
       path: rel,
       mode: (st.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE,
       size: bytes.length,
-      sha256: nodeCrypto().createHash('sha256').update(bytes).digest('hex'),
+      // A small workspace hashes without node:crypto (the Stop hooks scan it on every stop); a larger
+      // one switches to it (see crypto/digest.ts).
+      sha256: sha256Hex(bytes),
       source: { kind: 'file', abs },
     });
   }
