@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { after, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { AgentscmError } from '../../src/core/errors.js';
-import { callOnce, HubConnection, MAX_HEAD_BYTES } from '../../src/core/hub-client/http1.js';
+import { callOnce, HubConnection, MAX_HEAD_BYTES, type WireKind } from '../../src/core/hub-client/http1.js';
 
 const TOKEN = 'agentscm_wt1_0123456789abcdef01234567_' + 'A'.repeat(43);
 const servers: (http.Server | net.Server)[] = [];
@@ -61,120 +61,129 @@ async function raw(bytes: (string | Buffer)[], opts: { close?: boolean } = {}): 
   return listen(server);
 }
 
-test('sends the HubClient request (path, bearer token, JSON body) and returns the 200 document', async () => {
-  const h = await hub((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"ok":true,"n":18446744073709551615}');
-  });
-  const doc = await callOnce(opts(h.url), { operation: 'qualification', x: 1 });
-  assert.deepEqual(doc, { ok: true, n: 18446744073709551615n });
-  assert.equal(h.seen.method, 'POST');
-  assert.equal(h.seen.url, '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks');
-  assert.equal(h.seen.headers?.['content-type'], 'application/json');
-  assert.equal(h.seen.headers?.['content-length'], String(Buffer.byteLength(h.seen.body!)));
-  assert.equal(h.seen.body, '{"operation":"qualification","x":1}');
-});
+// Both byte streams: libuv's TCP handle (an IP endpoint, as hooks are given) and node:net (host names,
+// or a Node without that handle).
+for (const wire of ['auto', 'net'] as const satisfies readonly WireKind[]) {
+  describe(`over ${wire === 'auto' ? "libuv's TCP handle" : 'node:net'}`, () => {
+    const call = (o: Parameters<typeof callOnce>[0], body: Parameters<typeof callOnce>[1]) => callOnce(o, body, wire);
+    const connect = (o: ConstructorParameters<typeof HubConnection>[0]) => new HubConnection(o, wire);
 
-test('chunked and close-delimited bodies, and an interim 100 answer, are read', async () => {
-  const h = await hub((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.write('{"a":');
-    res.write('"b"}');
-    res.end();
-  });
-  assert.deepEqual(await callOnce(opts(h.url), {}), { a: 'b' });
-  const closing = await raw(['HTTP/1.1 100 Continue\r\n\r\n', 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"c"', ':1}']);
-  assert.deepEqual(await callOnce(opts(closing), {}), { c: 1 });
-});
-
-test('answers keep the client\'s typed failures: 401, error documents, non-JSON, too large', async () => {
-  const wrong = await hub(() => assert.fail('not reached'));
-  await assert.rejects(callOnce({ ...opts(wrong.url), token: TOKEN.replace('A', 'B') }, {}), typed('AUTH_REJECTED'));
-  const notFound = await hub((res) => {
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end('{"error":{"code":"subject_not_found","message":"no"}}');
-  });
-  await assert.rejects(callOnce(opts(notFound.url), {}), typed('NOT_FOUND', 'SUBJECT_NOT_FOUND'));
-  const text = await hub((res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end('<html>');
-  });
-  await assert.rejects(callOnce(opts(text.url), {}), typed('HUB_MALFORMED', 'NOT_JSON'));
-  const dup = await hub((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"a":1,"a":2}');
-  });
-  await assert.rejects(callOnce(opts(dup.url), {}), typed('HUB_MALFORMED', 'INVALID_JSON'));
-  const big = await hub((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ pad: 'x'.repeat(5000) }));
-  });
-  await assert.rejects(callOnce(opts(big.url, { maxAnswerBytes: 1000 }), {}), typed('HUB_MALFORMED', 'ANSWER_TOO_LARGE'));
-  const bigChunked = await hub((res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    for (let i = 0; i < 10; i++) res.write(' '.repeat(500));
-    res.end('{}');
-  });
-  await assert.rejects(callOnce(opts(bigChunked.url, { maxAnswerBytes: 1000 }), {}), typed('HUB_MALFORMED', 'ANSWER_TOO_LARGE'));
-});
-
-test('no Hub, a silent Hub and a Hub that hangs up are unreachable', async () => {
-  const closed = net.createServer();
-  const url = await listen(closed);
-  await new Promise((r) => closed.close(r));
-  await assert.rejects(callOnce(opts(url), {}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
-  const silent = await raw([], { close: false });
-  await assert.rejects(callOnce(opts(silent, { timeoutMs: 200 }), {}), typed('HUB_UNREACHABLE', 'HUB_TIMEOUT'));
-  const hangup = await raw([]);
-  await assert.rejects(callOnce(opts(hangup), {}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
-  const cut = await raw(['HTTP/1.1 200 OK\r\nContent-Ty']);
-  await assert.rejects(callOnce(opts(cut), {}), typed('HUB_MALFORMED', 'BAD_HTTP'), 'an answer cut inside its header is malformed');
-});
-
-test('malformed HTTP is a malformed answer', async () => {
-  const cases: (string | Buffer)[][] = [
-    ['HTTP/2 200 OK\r\n\r\n{}'],
-    ['garbage\r\n\r\n'],
-    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}'],
-    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
-    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}extra'],
-    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}'],
-    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n'],
-    ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n'],
-    ['HTTP/1.1 200 OK\r\nBad Header\r\n\r\n{}'],
-    ['HTTP/1.1 200 OK\r\nX: ' + 'y'.repeat(MAX_HEAD_BYTES) + '\r\n\r\n{}'],
-  ];
-  for (const c of cases) {
-    const url = await raw(c);
-    await assert.rejects(callOnce(opts(url), {}), typed('HUB_MALFORMED'), JSON.stringify(c).slice(0, 120));
-  }
-});
-
-test('a HubConnection connects at once and sends its request only when asked; an unused one closes', async () => {
-  const events: string[] = [];
-  const server = net.createServer((sock) => {
-    events.push('accepted');
-    sock.on('data', (d: Buffer) => {
-      events.push(`request ${d.toString('latin1').split('\r\n')[0]}`);
-      sock.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    test('sends the HubClient request (path, bearer token, JSON body) and returns the 200 document', async () => {
+      const h = await hub((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true,"n":18446744073709551615}');
+      });
+      const doc = await call(opts(h.url), { operation: 'qualification', x: 1 });
+      assert.deepEqual(doc, { ok: true, n: 18446744073709551615n });
+      assert.equal(h.seen.method, 'POST');
+      assert.equal(h.seen.url, '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks');
+      assert.equal(h.seen.headers?.['content-type'], 'application/json');
+      assert.equal(h.seen.headers?.['content-length'], String(Buffer.byteLength(h.seen.body!)));
+      assert.equal(h.seen.body, '{"operation":"qualification","x":1}');
     });
-    sock.on('error', () => {});
+
+    test('chunked and close-delimited bodies, and an interim 100 answer, are read', async () => {
+      const h = await hub((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"a":');
+        res.write('"b"}');
+        res.end();
+      });
+      assert.deepEqual(await call(opts(h.url), {}), { a: 'b' });
+      const closing = await raw(['HTTP/1.1 100 Continue\r\n\r\n', 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"c"', ':1}']);
+      assert.deepEqual(await call(opts(closing), {}), { c: 1 });
+    });
+
+    test('answers keep the client\'s typed failures: 401, error documents, non-JSON, too large', async () => {
+      const wrong = await hub(() => assert.fail('not reached'));
+      await assert.rejects(call({ ...opts(wrong.url), token: TOKEN.replace('A', 'B') }, {}), typed('AUTH_REJECTED'));
+      const notFound = await hub((res) => {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{"error":{"code":"subject_not_found","message":"no"}}');
+      });
+      await assert.rejects(call(opts(notFound.url), {}), typed('NOT_FOUND', 'SUBJECT_NOT_FOUND'));
+      const text = await hub((res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>');
+      });
+      await assert.rejects(call(opts(text.url), {}), typed('HUB_MALFORMED', 'NOT_JSON'));
+      const dup = await hub((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"a":1,"a":2}');
+      });
+      await assert.rejects(call(opts(dup.url), {}), typed('HUB_MALFORMED', 'INVALID_JSON'));
+      const big = await hub((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ pad: 'x'.repeat(5000) }));
+      });
+      await assert.rejects(call(opts(big.url, { maxAnswerBytes: 1000 }), {}), typed('HUB_MALFORMED', 'ANSWER_TOO_LARGE'));
+      const bigChunked = await hub((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        for (let i = 0; i < 10; i++) res.write(' '.repeat(500));
+        res.end('{}');
+      });
+      await assert.rejects(call(opts(bigChunked.url, { maxAnswerBytes: 1000 }), {}), typed('HUB_MALFORMED', 'ANSWER_TOO_LARGE'));
+    });
+
+    test('no Hub, a silent Hub and a Hub that hangs up are unreachable', async () => {
+      const closed = net.createServer();
+      const url = await listen(closed);
+      await new Promise((r) => closed.close(r));
+      await assert.rejects(call(opts(url), {}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
+      const silent = await raw([], { close: false });
+      await assert.rejects(call(opts(silent, { timeoutMs: 200 }), {}), typed('HUB_UNREACHABLE', 'HUB_TIMEOUT'));
+      const hangup = await raw([]);
+      await assert.rejects(call(opts(hangup), {}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
+      const cut = await raw(['HTTP/1.1 200 OK\r\nContent-Ty']);
+      await assert.rejects(call(opts(cut), {}), typed('HUB_MALFORMED', 'BAD_HTTP'), 'an answer cut inside its header is malformed');
+    });
+
+    test('malformed HTTP is a malformed answer', async () => {
+      const cases: (string | Buffer)[][] = [
+        ['HTTP/2 200 OK\r\n\r\n{}'],
+        ['garbage\r\n\r\n'],
+        ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}'],
+        ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
+        ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}extra'],
+        ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}'],
+        ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n'],
+        ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n'],
+        ['HTTP/1.1 200 OK\r\nBad Header\r\n\r\n{}'],
+        ['HTTP/1.1 200 OK\r\nX: ' + 'y'.repeat(MAX_HEAD_BYTES) + '\r\n\r\n{}'],
+      ];
+      for (const c of cases) {
+        const url = await raw(c);
+        await assert.rejects(call(opts(url), {}), typed('HUB_MALFORMED'), JSON.stringify(c).slice(0, 120));
+      }
+    });
+
+    test('a HubConnection connects at once and sends its request only when asked; an unused one closes', async () => {
+      const events: string[] = [];
+      const server = net.createServer((sock) => {
+        events.push('accepted');
+        sock.on('data', (d: Buffer) => {
+          events.push(`request ${d.toString('latin1').split('\r\n')[0]}`);
+          sock.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+        });
+        sock.on('error', () => {});
+      });
+      const url = await listen(server);
+      const conn = connect(opts(url));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(events, ['accepted'], 'connected, nothing sent yet');
+      assert.deepEqual(await conn.call({ a: 1 }), {});
+      assert.deepEqual(events, ['accepted', 'request POST /v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks HTTP/1.1']);
+
+      const unused = connect(opts(url));
+      unused.close();
+      await assert.rejects(unused.call({}), typed('HUB_UNREACHABLE'));
+
+      const closed = net.createServer();
+      const gone = await listen(closed);
+      await new Promise((r) => closed.close(r));
+      const early = connect(opts(gone));
+      await new Promise((r) => setTimeout(r, 50)); // the refusal arrives before the request is sent
+      await assert.rejects(early.call({}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
+    });
   });
-  const url = await listen(server);
-  const conn = new HubConnection(opts(url));
-  await new Promise((r) => setTimeout(r, 50));
-  assert.deepEqual(events, ['accepted'], 'connected, nothing sent yet');
-  assert.deepEqual(await conn.call({ a: 1 }), {});
-  assert.deepEqual(events, ['accepted', 'request POST /v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks HTTP/1.1']);
-
-  const unused = new HubConnection(opts(url));
-  unused.close();
-  await assert.rejects(unused.call({}), typed('HUB_UNREACHABLE'));
-
-  const closed = net.createServer();
-  const gone = await listen(closed);
-  await new Promise((r) => closed.close(r));
-  const early = new HubConnection(opts(gone));
-  await new Promise((r) => setTimeout(r, 50)); // the refusal arrives before the request is sent
-  await assert.rejects(early.call({}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
-});
+}

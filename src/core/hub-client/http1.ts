@@ -6,8 +6,14 @@
 // One request, "Connection: close", a Content-Length body. The response is parsed strictly: a
 // status line, bounded header lines, a body framed by Content-Length, chunked encoding or the end of
 // the connection, never more than the answer bound. Anything else is a malformed answer.
-
-import * as net from 'node:net';
+//
+// The bytes travel over libuv's TCP handle directly when the endpoint is an IP address (what
+// install-stop is given for a local Hub): node:net's Socket is a full stream, and loading it (with
+// node:stream) and running its connect, write and read paths cold costs a hook process about 10 ms,
+// several times the request itself. The handle is the one node:net wraps, reached through
+// process.binding (tcp_wrap and stream_wrap are on its allow list, without a runtime warning in the
+// Node versions this supports). When that is missing or differs, and for a host name (which needs a DNS
+// lookup), the request goes through node:net, loaded only then: same bytes, same checks.
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import { answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, operationPath, parseEndpoint, requestHeaders, type HubAnswer, type HubClientOptions } from './answer.js';
 
@@ -103,6 +109,173 @@ function dechunk(buf: Buffer, start: number, max: number): Buffer | undefined {
   }
 }
 
+/** What HubConnection needs from a byte stream: write, ref/unref, close; data, end and errors back. */
+interface Wire {
+  write(bytes: Buffer): void;
+  ref(): void;
+  unref(): void;
+  close(): void;
+}
+
+interface WireEvents {
+  data(chunk: Buffer): void;
+  end(): void;
+  /** A connect, read or write failure; code is the errno name when known. */
+  error(code: string | undefined): void;
+}
+
+/** libuv's fixed end-of-stream status (UV_EOF). */
+const UV_EOF = -4095;
+const IPV4 = /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
+
+interface TcpHandle {
+  connect(req: object, host: string, port: number): number;
+  connect6(req: object, host: string, port: number): number;
+  readStart(): number;
+  writeBuffer(req: object, bytes: Buffer): number;
+  onread: (buffer: ArrayBuffer | undefined) => void;
+  ref(): void;
+  unref(): void;
+  close(): void;
+}
+
+interface TcpBindings {
+  readonly TCP: new (type: number) => TcpHandle;
+  readonly TCPConnectWrap: new () => { oncomplete?: (status: number) => void; address?: string; port?: number };
+  readonly WriteWrap: new () => { handle?: TcpHandle; oncomplete?: (status: number) => void; async?: boolean; buffer?: Buffer };
+  readonly SOCKET: number;
+  readonly state: Int32Array;
+  readonly kReadBytesOrError: number;
+  readonly kArrayBufferOffset: number;
+}
+
+let bindings: TcpBindings | null | undefined;
+
+/** libuv's TCP handle as node:net uses it, or null when this Node does not offer it in that shape. */
+function tcpBindings(): TcpBindings | null {
+  if (bindings !== undefined) return bindings;
+  bindings = null;
+  try {
+    const binding = (process as unknown as { binding?: (name: string) => Record<string, unknown> }).binding;
+    if (typeof binding !== 'function') return bindings;
+    const tcp = binding('tcp_wrap');
+    const stream = binding('stream_wrap');
+    const constants = tcp.constants as { SOCKET?: unknown } | undefined;
+    const proto = typeof tcp.TCP === 'function' ? (tcp.TCP as { prototype: Record<string, unknown> }).prototype : undefined;
+    const ok =
+      proto !== undefined && typeof tcp.TCPConnectWrap === 'function' && typeof stream.WriteWrap === 'function' && typeof constants?.SOCKET === 'number' &&
+      stream.streamBaseState instanceof Int32Array && typeof stream.kReadBytesOrError === 'number' && typeof stream.kArrayBufferOffset === 'number' &&
+      ['connect', 'connect6', 'readStart', 'writeBuffer', 'ref', 'unref', 'close'].every((m) => typeof proto[m] === 'function');
+    if (ok) {
+      bindings = {
+        TCP: tcp.TCP as TcpBindings['TCP'],
+        TCPConnectWrap: tcp.TCPConnectWrap as TcpBindings['TCPConnectWrap'],
+        WriteWrap: stream.WriteWrap as TcpBindings['WriteWrap'],
+        SOCKET: constants!.SOCKET as number,
+        state: stream.streamBaseState as Int32Array,
+        kReadBytesOrError: stream.kReadBytesOrError as number,
+        kArrayBufferOffset: stream.kArrayBufferOffset as number,
+      };
+    }
+  } catch {
+    bindings = null;
+  }
+  return bindings;
+}
+
+function errnoName(status: number): string | undefined {
+  try {
+    return process.getBuiltinModule('node:util').getSystemErrorName(status);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A TCP connection on libuv's handle: connect() is issued at once (the handshake runs while the caller
+ * works); bytes written before it completes are sent when it does.
+ */
+function rawWire(b: TcpBindings, host: string, port: number, ipv6: boolean, events: WireEvents): Wire {
+  const handle = new b.TCP(b.SOCKET);
+  let closed = false;
+  let connected = false;
+  let pending: Buffer | undefined;
+  const failed = (status: number) => {
+    if (!closed) events.error(errnoName(status));
+  };
+  const send = (bytes: Buffer) => {
+    const req = new b.WriteWrap();
+    req.handle = handle;
+    req.buffer = bytes; // kept alive until libuv has written it
+    req.async = false;
+    req.oncomplete = (status) => {
+      if (status < 0) failed(status);
+    };
+    const err = handle.writeBuffer(req, bytes);
+    if (err < 0) process.nextTick(failed, err);
+  };
+  handle.onread = (buffer) => {
+    if (closed) return;
+    const n = b.state[b.kReadBytesOrError]!;
+    if (n > 0 && buffer) events.data(Buffer.from(buffer, b.state[b.kArrayBufferOffset]!, n));
+    else if (n === UV_EOF) events.end();
+    else if (n < 0) failed(n);
+  };
+  const req = new b.TCPConnectWrap();
+  req.address = host;
+  req.port = port;
+  req.oncomplete = (status) => {
+    if (closed) return;
+    if (status < 0) return failed(status);
+    connected = true;
+    const err = handle.readStart();
+    if (err < 0) return failed(err);
+    if (pending) send(pending);
+    pending = undefined;
+  };
+  const err = ipv6 ? handle.connect6(req, host, port) : handle.connect(req, host, port);
+  if (err < 0) process.nextTick(failed, err);
+  return {
+    write(bytes) {
+      if (connected) send(bytes);
+      else pending = pending ? Buffer.concat([pending, bytes]) : bytes;
+    },
+    ref: () => handle.ref(),
+    unref: () => handle.unref(),
+    close() {
+      if (closed) return;
+      closed = true;
+      handle.close();
+    },
+  };
+}
+
+/** The same over node:net (host names, or a Node without the handle above). */
+function netWire(host: string, port: number, events: WireEvents): Wire {
+  const net = process.getBuiltinModule('node:net');
+  const socket = net.connect({ host, port });
+  socket.on('data', (c: Buffer) => events.data(c));
+  socket.on('end', () => events.end());
+  socket.on('error', (e: NodeJS.ErrnoException) => events.error(e.code));
+  socket.on('close', () => events.error(undefined));
+  return {
+    write: (bytes) => void socket.write(bytes),
+    ref: () => void socket.ref(),
+    unref: () => void socket.unref(),
+    close: () => void socket.destroy(),
+  };
+}
+
+/** Which byte stream a HubConnection uses: 'auto' (libuv's handle for an IP address) or always 'net'. */
+export type WireKind = 'auto' | 'net';
+
+function openWire(kind: WireKind, hostname: string, port: number, events: WireEvents): Wire {
+  const ipv6 = hostname.startsWith('[');
+  const host = ipv6 ? hostname.slice(1, -1) : hostname;
+  const b = kind === 'auto' && (ipv6 || IPV4.test(host)) ? tcpBindings() : null;
+  return b ? rawWire(b, host, port, ipv6, events) : netWire(host, port, events);
+}
+
 /**
  * One connection to the Hub for exactly one request. The TCP connection is opened at construction and
  * the request is sent only by request(): a caller can do local work while the handshake completes.
@@ -111,7 +284,7 @@ function dechunk(buf: Buffer, start: number, max: number): Buffer | undefined {
  */
 export class HubConnection {
   private readonly base: URL;
-  private readonly socket: net.Socket;
+  private readonly wire: Wire;
   private readonly timer: NodeJS.Timeout;
   private readonly outcome: Promise<HubAnswer>;
   private resolveOutcome!: (a: HubAnswer) => void;
@@ -122,7 +295,10 @@ export class HubConnection {
   private settled = false;
   private sent = false;
 
-  constructor(private readonly opts: HubClientOptions) {
+  constructor(
+    private readonly opts: HubClientOptions,
+    wire: WireKind = 'auto',
+  ) {
     this.base = parseEndpoint(opts.endpoint);
     this.outcome = new Promise<HubAnswer>((resolve, reject) => {
       this.resolveOutcome = resolve;
@@ -132,17 +308,18 @@ export class HubConnection {
     this.outcome.catch(() => {});
     this.timer = setTimeout(() => this.fail(fail('HUB_UNREACHABLE', 'HUB_TIMEOUT', 'the Hub did not answer in time')), opts.timeoutMs ?? 30_000);
     this.timer.unref();
-    this.socket = net.connect({ host: this.base.hostname.replace(/^\[|\]$/g, ''), port: Number(this.base.port || 80) });
-    this.socket.unref();
-    this.socket.on('data', (c: Buffer) => {
-      this.received = this.received.length === 0 ? c : Buffer.concat([this.received, c]);
-      this.progress(false);
+    this.wire = openWire(wire, this.base.hostname, Number(this.base.port || 80), {
+      data: (c) => {
+        this.received = this.received.length === 0 ? c : Buffer.concat([this.received, c]);
+        this.progress(false);
+      },
+      end: () => this.progress(true),
+      error: (code) => {
+        if (code === undefined) this.fail(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the Hub closed the connection'));
+        else this.fail(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', `the Hub could not be reached (${code})`));
+      },
     });
-    this.socket.on('end', () => this.progress(true));
-    this.socket.on('error', (e: NodeJS.ErrnoException) => {
-      this.fail(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', `the Hub could not be reached (${e.code ?? 'connection error'})`));
-    });
-    this.socket.on('close', () => this.fail(fail('HUB_UNREACHABLE', 'HUB_UNREACHABLE', 'the Hub closed the connection')));
+    this.wire.unref();
   }
 
   /** Sends the one request and resolves with the decoded answer (any status); rejects typed. */
@@ -156,8 +333,8 @@ export class HubConnection {
     head += 'Connection: close\r\n\r\n';
     if (!this.settled) {
       this.timer.ref();
-      this.socket.ref();
-      this.socket.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
+      this.wire.ref();
+      this.wire.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
     }
     return this.outcome;
   }
@@ -182,7 +359,7 @@ export class HubConnection {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.socket.destroy();
+    this.wire.close();
     f();
   }
 
@@ -241,6 +418,6 @@ export class HubConnection {
 }
 
 /** POSTs one operation over a fresh connection (see HubConnection.call). */
-export function callOnce(opts: HubClientOptions, body: JsonValue): Promise<JsonValue> {
-  return new HubConnection(opts).call(body);
+export function callOnce(opts: HubClientOptions, body: JsonValue, wire: WireKind = 'auto'): Promise<JsonValue> {
+  return new HubConnection(opts, wire).call(body);
 }
