@@ -106,36 +106,46 @@ interface ScannedFile extends ManifestEntry {
   readonly source: { kind: 'file'; abs: string } | { kind: 'link'; target: string };
 }
 
+/**
+ * Above this many bytes of file contents a scan hashes with node:crypto from the start: its load
+ * (about 6 ms in a cold process) costs less than hashing that much without it (sha256.ts).
+ */
+const SMALL_WORKSPACE_BYTES = 256 * 1024;
+
 /** Hashes the listed files without writing anything: the read-only half of a checkpoint. */
 function scan(root: string, files: readonly string[]): ScannedFile[] {
-  const out: ScannedFile[] = [];
+  const stats: fs.Stats[] = [];
   let total = 0;
   for (const rel of files) {
     if (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || /[\u0000-\u001f\u007f]/.test(rel)) {
       throw badInput(`workspace path ${JSON.stringify(rel)} cannot be recorded`, 'BAD_WORKSPACE');
     }
+    const st = fs.lstatSync(path.join(root, rel));
+    if (!st.isSymbolicLink() && !st.isFile()) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
+    if (st.isFile()) total += st.size;
+    if (total > MAX_SNAPSHOT_BYTES) throw badInput('workspace is larger than the snapshot limit', 'WORKSPACE_TOO_LARGE');
+    stats.push(st);
+  }
+  // A small workspace (what a Stop hook scans on every stop) hashes without node:crypto; see above.
+  if (total > SMALL_WORKSPACE_BYTES) nodeCrypto();
+  const out: ScannedFile[] = [];
+  files.forEach((rel, i) => {
     const abs = path.join(root, rel);
-    const st = fs.lstatSync(abs);
-    if (st.isSymbolicLink()) {
+    if (stats[i]!.isSymbolicLink()) {
       const target = checkedLinkTarget(root, rel);
       const bytes = Buffer.from(target, 'utf8');
       out.push({ path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: sha256Hex(bytes), source: { kind: 'link', target } });
-      continue;
+      return;
     }
-    if (!st.isFile()) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
-    total += st.size;
-    if (total > MAX_SNAPSHOT_BYTES) throw badInput('workspace is larger than the snapshot limit', 'WORKSPACE_TOO_LARGE');
     const bytes = fs.readFileSync(abs);
     out.push({
       path: rel,
-      mode: (st.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE,
+      mode: (stats[i]!.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE,
       size: bytes.length,
-      // A small workspace hashes without node:crypto (the Stop hooks scan it on every stop); a larger
-      // one switches to it (see crypto/digest.ts).
       sha256: sha256Hex(bytes),
       source: { kind: 'file', abs },
     });
-  }
+  });
   return out;
 }
 
