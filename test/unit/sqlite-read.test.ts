@@ -291,6 +291,22 @@ test('a rowid alias (INTEGER PRIMARY KEY) is the rowid; UNIQUE columns get their
   db.close();
 });
 
+test('a schema change between two reads in one process is seen (schema rows are reused only for identical page-1 bytes)', () => {
+  const file = fresh();
+  const db = writer(file);
+  db.exec(T_SQL);
+  db.prepare('INSERT INTO t (k, n, v) VALUES (?, ?, ?)').run('a', 1, 'x');
+  assert.equal(viaReader(file, 'a', 1)?.v, 'x');
+  assert.equal(viaReader(file, 'a', 1)?.v, 'x', 'read again');
+  // Same table name, other columns and a new root page: the committed change lives in the WAL.
+  db.exec('DROP TABLE t; CREATE TABLE t (k TEXT NOT NULL, n INTEGER NOT NULL, v ANY, w ANY, PRIMARY KEY (k, n))');
+  db.prepare('INSERT INTO t (k, n, v, w) VALUES (?, ?, ?, ?)').run('b', 2, 'y', 'z');
+  assert.throws(() => viaReader(file, 'a', 1), unreadable, 'the old columns are gone');
+  assert.deepEqual(readSqlite(file, (r) => r.get('t', [...T_COLUMNS, 'w'], ['k', 'n'], ['b', 2])), { k: 'b', n: 2, v: 'y', w: 'z' });
+  assert.equal(readSqlite(file, (r) => r.get('t', [...T_COLUMNS, 'w'], ['k', 'n'], ['a', 1])), undefined);
+  db.close();
+});
+
 test('the stores\' read-only readers return what the better-sqlite3 store returns, and write nothing', () => {
   const root = fs.mkdtempSync(path.join(tmp, 'store-'));
   const dataDir = path.join(root, 'data');

@@ -32,6 +32,18 @@ function int(r: Row, k: string): number {
   return v;
 }
 
+// A Stop hook reads the subject twice (before and after its Hub call), normally from the same
+// requirement row: the recheck of byte-identical inputs has the same outcome, so it runs once.
+let lastChecked: { digest: string; canonical: Buffer; stored: string; planDigest: string } | undefined;
+
+function checkedPlanDigest(digest: string, canonical: Buffer, stored: string): string {
+  const c = lastChecked;
+  if (c && c.digest === digest && c.stored === stored && c.canonical.equals(canonical)) return c.planDigest;
+  const { plan_digest } = checkStoredRequirement(digest, canonical, stored);
+  lastChecked = { digest, canonical: Buffer.from(canonical), stored, planDigest: plan_digest };
+  return plan_digest;
+}
+
 function subjectIn(db: SqliteSnapshot, repository: string, profile: string, changeId: string): Subject {
   if (db.userVersion !== AUTHORITY_SCHEMA_VERSION) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
   const p = db.get('profiles', PROFILES, ['repository', 'profile'], [repository, profile]);
@@ -44,7 +56,7 @@ function subjectIn(db: SqliteSnapshot, repository: string, profile: string, chan
   if (!req) throw localState(`installed requirement ${digest} is missing`, 'STORE_CORRUPT');
   const canonical = req.canonical;
   if (!Buffer.isBuffer(canonical)) throw corrupt('canonical');
-  const { plan_digest } = checkStoredRequirement(digest, canonical, text(req, 'plan_digest'));
+  const plan_digest = checkedPlanDigest(digest, canonical, text(req, 'plan_digest'));
   return {
     repository: text(p, 'repository'),
     profile: text(p, 'profile'),

@@ -189,6 +189,23 @@ function parseCreate(sql: string): Omit<TableInfo, 'root'> {
   return { columns, rowidAlias, autoIndexes };
 }
 
+// The schema rows of recently read files whose schema fits in page 1 (a leaf page): a hook reads each
+// store twice (before and after its Hub call), and identical page bytes hold identical rows (page 1
+// also carries the schema cookie, which every schema change increments).
+const schemas: { page: Buffer; rows: [number | bigint, SqlValue[]][] }[] = [];
+
+function schemaOf(src: PageSource): [number | bigint, SqlValue[]][] {
+  const page = src.page(1);
+  const hit = schemas.find((s) => s.page.equals(page));
+  if (hit) return hit.rows;
+  const rows = tableScan(src, 1);
+  if (page[100] === 0x0d) {
+    schemas.push({ page: Buffer.from(page), rows });
+    if (schemas.length > 4) schemas.shift();
+  }
+  return rows;
+}
+
 /** One consistent snapshot of a database, for keyed reads. Valid only inside readSqlite's callback. */
 export class SqliteSnapshot {
   private schema: [number | bigint, SqlValue[]][] | undefined;
@@ -208,7 +225,7 @@ export class SqliteSnapshot {
   }
 
   private schemaRows(): [number | bigint, SqlValue[]][] {
-    this.schema ??= tableScan(this.src, 1);
+    this.schema ??= schemaOf(this.src);
     return this.schema;
   }
 
