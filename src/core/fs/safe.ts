@@ -16,7 +16,9 @@ function currentUid(): number | undefined {
 /** lstat that returns undefined for a missing path and throws LOCAL_STATE for anything else odd. */
 export function lstatOrUndefined(p: string): fs.Stats | undefined {
   try {
-    return fs.lstatSync(p);
+    // throwIfNoEntry: a missing path is common (hooks probe for optional files) and a thrown error,
+    // with its stack trace, costs a cold process more than the lstat itself.
+    return fs.lstatSync(p, { throwIfNoEntry: false });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw localState(`cannot inspect ${p}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, 'FS_ERROR');

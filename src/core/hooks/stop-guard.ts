@@ -123,14 +123,7 @@ export class ContinuationCounter {
       const file = path.join(dir, name);
       ensurePrivateDir(dir, 'Stop counter directory');
       let count = 0;
-      let exists = true;
-      try {
-        fs.lstatSync(file);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-        exists = false;
-      }
-      if (exists) {
+      if (fs.lstatSync(file, { throwIfNoEntry: false })) {
         const doc = parseStrictJson(readPrivateFile(file, 'Stop counter', 256), { maxBytes: 256, what: 'Stop counter' });
         if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || Object.keys(doc).length !== 2) throw counterError();
         const d = doc as Record<string, unknown>;
