@@ -11,9 +11,10 @@
 // install-stop is given for a local Hub): node:net's Socket is a full stream, and loading it (with
 // node:stream) and running its connect, write and read paths cold costs a hook process about 10 ms,
 // several times the request itself. The handle is the one node:net wraps, reached through
-// process.binding (tcp_wrap and stream_wrap are on its allow list, without a runtime warning in the
-// Node versions this supports). When that is missing or differs, and for a host name (which needs a DNS
+// process.binding (on Node 20, tcp_wrap and stream_wrap are on its allow list, and it warns only under
+// --pending-deprecation). When that is missing or differs, and for a host name (which needs a DNS
 // lookup), the request goes through node:net, loaded only then: same bytes, same checks.
+
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import { answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, operationPath, parseEndpoint, requestHeaders, type HubAnswer, type HubClientOptions } from './answer.js';
 
@@ -256,7 +257,7 @@ function netWire(host: string, port: number, events: WireEvents): Wire {
   const socket = net.connect({ host, port });
   socket.on('data', (c: Buffer) => events.data(c));
   socket.on('end', () => events.end());
-  socket.on('error', (e: NodeJS.ErrnoException) => events.error(e.code));
+  socket.on('error', (e: NodeJS.ErrnoException) => events.error(e.code ?? 'connection error'));
   socket.on('close', () => events.error(undefined));
   return {
     write: (bytes) => void socket.write(bytes),
