@@ -128,6 +128,11 @@ export class GroupCommit {
     /** Read connections whose statements of one batch share one read transaction (the authority). */
     private readonly readDb?: Database.Database,
     private readonly log: (line: string) => void = () => {},
+    /**
+     * Called first inside readDb's read transaction of each batch: its first statement fixes the
+     * snapshot that the batch's authority lookups share (the Hub revalidates its authority memo here).
+     */
+    private readonly onReadBegin: () => void = () => {},
   ) {}
 
   submit(run: () => JsonValue, done: (o: Outcome) => void): void {
@@ -189,7 +194,16 @@ export class GroupCommit {
       return;
     }
     const runs = items.map((i) => i.run);
-    const outcomes = this.readDb ? withReadTransaction(this.readDb, () => runBatch(db, runs)) : runBatch(db, runs);
+    const outcomes = this.readDb
+      ? withReadTransaction(this.readDb, () => {
+          try {
+            this.onReadBegin();
+          } catch {
+            // Without it the batch's lookups go to the store itself, which reports any fault.
+          }
+          return runBatch(db, runs);
+        })
+      : runBatch(db, runs);
     this.batches++;
     this.mutations += items.length;
     const seq = ++this.committed;

@@ -56,8 +56,11 @@ export class HubState {
     log: (line: string) => void = () => {},
   ) {
     this.authority = Authority.open(dataDir);
+    // Token, profile and Change lookups come from memory while the authority is unchanged; every
+    // request and every batch revalidates first (see Authority.revalidate).
+    this.authority.enableMemo();
     this.snapshots = new SnapshotStore(dataDir);
-    this.commits = new GroupCommit(() => this.writableJournal().db, this.authority.db, log);
+    this.commits = new GroupCommit(() => this.writableJournal().db, this.authority.db, log, () => this.authority.revalidate());
   }
 
   /** The journal, opened read-only when it first exists; undefined until then (reads never create it). */
@@ -206,6 +209,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       // The actor comes from the bearer token alone, checked against the authority on every request,
       // so a revoked token fails on its next request.
       const token = bearer(req);
+      state.authority.revalidate();
       const actor = token === undefined ? undefined : state.authority.authenticate(token);
       if (!actor) throw unauthenticated();
 
@@ -260,6 +264,8 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && typeof doc.operation === 'string' && !operations.includes(doc.operation)) {
         throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');
       }
+      // The body may have arrived turns later: the answers below read the authority as it is now.
+      state.authority.revalidate();
       const scope: Scope = { repository, profile, actor };
       const ctx: MutationContext = {
         authority: state.authority,

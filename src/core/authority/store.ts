@@ -180,8 +180,12 @@ export class Authority {
   private readonly subjectCache = new Map<string, Subject>();
   /** Token hashes by token, so that a busy client's token is hashed once (bounded). */
   private readonly tokenHashes = new Map<string, Buffer>();
+  /** The lookup memo (see enableMemo); undefined when off. */
+  private memo: AuthorityMemo | undefined;
   private readonly stmts: {
-    token: Database.Statement<[string], { token_hash: string; owner_id: string; agent_id: string; repository: string | null; revoked_at: number | null }>;
+    dataVersion: Database.Statement<[], number>;
+    ownChanges: Database.Statement<[], number>;
+    token: Database.Statement<[string], TokenRow>;
     profile: Database.Statement<[string, string], ProfileRow>;
     epoch: Database.Statement<[string, string, number], { target: string; requirement_digest: string }>;
     change: Database.Statement<[string, string], { current_version: number }>;
@@ -194,6 +198,8 @@ export class Authority {
     readonly readonly: boolean,
   ) {
     this.stmts = {
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+      ownChanges: db.prepare<[], number>('SELECT total_changes()').pluck(),
       token: db.prepare('SELECT token_hash, owner_id, agent_id, repository, revoked_at FROM tokens WHERE token_id = ?'),
       profile: db.prepare('SELECT * FROM profiles WHERE repository = ? AND profile = ?'),
       epoch: db.prepare('SELECT target, requirement_digest FROM profile_epochs WHERE repository = ? AND profile = ? AND policy_epoch = ?'),
@@ -221,6 +227,48 @@ export class Authority {
 
   close(): void {
     this.db.close();
+  }
+
+  // ---- lookup memo (the Hub) ---------------------------------------------------------------------
+
+  /**
+   * Lets token, profile and Change lookups be answered from memory while nothing changed. Other
+   * processes (the operator's authority commands) write this file while a Hub runs, so the memo is
+   * trusted only within the synchronous stretch of code that called revalidate(): a lookup anywhere else
+   * goes to SQLite as before. revalidate() drops the memo whenever another connection committed since
+   * its last check (PRAGMA data_version, which SQLite changes on any other connection's commit,
+   * in any process) or this connection wrote (total_changes()).
+   */
+  enableMemo(): void {
+    this.memo ??= new AuthorityMemo();
+  }
+
+  /**
+   * Checks the authority for changes (one cheap statement) and makes the memo usable until the current
+   * synchronous stretch ends (the next microtask checkpoint). Inside an open read transaction the check
+   * reads that transaction's snapshot, so the memo then agrees with every statement of the transaction.
+   * A no-op without enableMemo().
+   */
+  revalidate(): void {
+    const m = this.memo;
+    if (!m) return;
+    const dv = this.stmts.dataVersion.get()!;
+    const own = this.stmts.ownChanges.get()!;
+    if (dv !== m.dataVersion || own !== m.ownChanges) {
+      m.clear();
+      m.dataVersion = dv;
+      m.ownChanges = own;
+    }
+    if (!m.valid) {
+      m.valid = true;
+      queueMicrotask(m.expire);
+    }
+  }
+
+  /** The memo when it may be used now (see revalidate). */
+  private live(): AuthorityMemo | undefined {
+    const m = this.memo;
+    return m && m.valid ? m : undefined;
   }
 
   /** The health check: one trivial query against the store. */
@@ -275,8 +323,16 @@ export class Authority {
   }
 
   getProfile(repository: string, profile: string): Profile | undefined {
+    const m = this.live();
+    const key = m && `${repository}\0${profile}`;
+    if (m) {
+      const hit = m.profiles.get(key!);
+      if (hit) return hit;
+    }
     const row = this.stmts.profile.get(repository, profile);
-    return row ? rowToProfile(row) : undefined;
+    const p = row ? rowToProfile(row) : undefined;
+    if (m && p) m.put(m.profiles, key!, p);
+    return p;
   }
 
   requireProfile(repository: string, profile: string): Profile {
@@ -327,7 +383,7 @@ export class Authority {
   authenticate(token: string): TokenActor | undefined {
     const m = TOKEN_RE.exec(token);
     if (!m) return undefined;
-    const row = this.stmts.token.get(m[1]!);
+    const row = this.tokenRow(m[1]!);
     if (!row || row.revoked_at !== null) return undefined;
     const a = Buffer.from(row.token_hash, 'hex');
     let b = this.tokenHashes.get(token);
@@ -338,6 +394,17 @@ export class Authority {
     }
     if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
     return { token_id: m[1]!, owner_id: row.owner_id, agent_id: row.agent_id, repository: row.repository };
+  }
+
+  private tokenRow(tokenId: string): TokenRow | undefined {
+    const m = this.live();
+    if (m) {
+      const hit = m.tokens.get(tokenId);
+      if (hit) return hit;
+    }
+    const row = this.stmts.token.get(tokenId);
+    if (m && row) m.put(m.tokens, tokenId, row);
+    return row;
   }
 
   // ---- enrollments -------------------------------------------------------------------------------
@@ -501,12 +568,33 @@ export class Authority {
   }
 
   currentChangeVersion(repository: string, changeId: string): ChangeVersion | undefined {
-    const cur = this.stmts.change.get(repository, changeId);
-    return cur ? this.stmts.version.get(repository, changeId, cur.current_version) : undefined;
+    const cur = this.changeHead(repository, changeId);
+    return cur === undefined ? undefined : this.getChangeVersion(repository, changeId, cur);
+  }
+
+  /** The current version number of a Change, if the Change exists. */
+  private changeHead(repository: string, changeId: string): number | undefined {
+    const m = this.live();
+    const key = m && `${repository}\0${changeId}`;
+    if (m) {
+      const hit = m.heads.get(key!);
+      if (hit !== undefined) return hit;
+    }
+    const v = this.stmts.change.get(repository, changeId)?.current_version;
+    if (m && v !== undefined) m.put(m.heads, key!, v);
+    return v;
   }
 
   getChangeVersion(repository: string, changeId: string, version: number): ChangeVersion | undefined {
-    return this.stmts.version.get(repository, changeId, version);
+    const m = this.live();
+    const key = m && `${repository}\0${changeId}\0${version}`;
+    if (m) {
+      const hit = m.versions.get(key!);
+      if (hit) return hit;
+    }
+    const cv = this.stmts.version.get(repository, changeId, version);
+    if (m && cv) m.put(m.versions, key!, cv);
+    return cv;
   }
 
   /** The current subject of a Change under a profile: its current version at the current policy epoch. */
@@ -556,8 +644,8 @@ export class Authority {
       this.subjectCache.set(key, resolved);
       subject = resolved;
     }
-    const cur = this.stmts.change.get(claimed.repository, claimed.change_id);
-    return { subject, current: cur !== undefined && cur.current_version === claimed.change_version && p.policy_epoch === claimed.policy_epoch };
+    const head = this.changeHead(claimed.repository, claimed.change_id);
+    return { subject, current: head === claimed.change_version && p.policy_epoch === claimed.policy_epoch };
   }
 
   /**
@@ -573,6 +661,40 @@ export class Authority {
     if (this.taskCache.size >= 4096) this.taskCache.clear();
     this.taskCache.set(key, tasks);
     return tasks;
+  }
+}
+
+interface TokenRow {
+  readonly token_hash: string;
+  readonly owner_id: string;
+  readonly agent_id: string;
+  readonly repository: string | null;
+  readonly revoked_at: number | null;
+}
+
+/** Rows looked up by the Hub on every request, valid while the authority is unchanged (bounded). */
+class AuthorityMemo {
+  dataVersion = -1;
+  ownChanges = -1;
+  valid = false;
+  readonly tokens = new Map<string, TokenRow>();
+  readonly profiles = new Map<string, Profile>();
+  readonly heads = new Map<string, number>();
+  readonly versions = new Map<string, ChangeVersion>();
+  readonly expire = (): void => {
+    this.valid = false;
+  };
+
+  put<V>(map: Map<string, V>, key: string, value: V): void {
+    if (map.size >= 4096) map.clear();
+    map.set(key, value);
+  }
+
+  clear(): void {
+    this.tokens.clear();
+    this.profiles.clear();
+    this.heads.clear();
+    this.versions.clear();
   }
 }
 
