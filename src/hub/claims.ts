@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Authority } from '../core/authority/store.js';
 import type { Task } from '../core/authority/plan.js';
 import type { RequirementStep, Subject, TokenActor } from '../core/authority/types.js';
-import { canonicalJsonBytes, compareUtf8, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
+import { canonicalJson, canonicalJsonBytes, compareUtf8, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { observationDigest, type TaskResultAssertion } from '../core/contract/assertion.js';
 import { CAPABILITY } from '../core/contract/common.js';
 import { PRIOR_SCAN_LIMIT, type MutationKind } from '../core/contract/mutations.js';
@@ -89,9 +89,22 @@ export function retainedOutcome(j: Journal, actor: TokenActor, kind: MutationKin
   return { ...doc, replayed: true };
 }
 
+/**
+ * The encoded text of answers whose bytes commitRequest retained, so that the answer sent is encoded
+ * once: the same canonical text is stored and sent. Answers are never changed after they are retained.
+ */
+const retainedTexts = new WeakMap<object, string>();
+
+/** The text commitRequest retained for this answer object, if any (what outputJson would give). */
+export function retainedText(answer: JsonValue): string | undefined {
+  return typeof answer === 'object' && answer !== null ? retainedTexts.get(answer) : undefined;
+}
+
 export function commitRequest(j: Journal, actor: TokenActor, kind: MutationKind, requestId: string, digest: string, taskId: string, attemptId: string | null, response: JsonValue, now: number): void {
+  const text = canonicalJson(response);
   j.stmt('INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    .run(actor.owner_id, actor.agent_id, requestId, kind, digest, taskId, attemptId, canonicalJsonBytes(response), now);
+    .run(actor.owner_id, actor.agent_id, requestId, kind, digest, taskId, attemptId, Buffer.from(text, 'utf8'), now);
+  if (typeof response === 'object' && response !== null) retainedTexts.set(response, text);
 }
 
 // ---- retained tasks and attempts -------------------------------------------------------------------

@@ -26,6 +26,7 @@ import { TRANSFER_MAX_BYTES } from '../core/collector/transfer.js';
 import { handleCollector, importTransfer } from './collector.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
+import { retainedText } from './claims.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
 
@@ -98,7 +99,8 @@ export class HubState {
 function send(res: http.ServerResponse, status: number, body: JsonValue, close = false): void {
   // A string body goes out with the header block in one write (node:http joins them; with a Buffer
   // body it writes two chunks).
-  const text = outputJson(body);
+  // A committed mutation's answer was encoded once already, for its idempotency row: the same text.
+  const text = retainedText(body) ?? outputJson(body);
   const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text, 'utf8'), 'cache-control': 'no-store' };
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
