@@ -89,7 +89,8 @@ function savepoint(db: Database.Database, run: () => JsonValue): JsonValue {
 /**
  * Collects the mutations submitted during one event-loop turn and runs them as one batch right after
  * (setImmediate: after the poll phase has read every request that was ready), then answers them once
- * the batch is durable.
+ * the batch is durable. While a WAL sync is in flight, submissions wait for it and then run as one
+ * batch (their answers would wait for the next sync in any case).
  *
  * Durability: the connection runs with synchronous=NORMAL, under which a WAL commit is written but not
  * synced (checkpoints still sync the WAL before copying it and the database after). Before answering,
@@ -141,10 +142,16 @@ export class GroupCommit {
       return;
     }
     this.queue.push({ run, done });
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flush);
-    }
+    // While a sync is in flight, a batch committed now could not be answered before the next sync
+    // anyway: what arrives meanwhile waits and runs as one batch when the sync is done (fewer, larger
+    // batches: one BEGIN, COMMIT and WAL write of the shared pages for all of them).
+    if (!this.syncing) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
   }
 
   /**
@@ -253,6 +260,8 @@ export class GroupCommit {
       this.idle = [];
       for (const f of idle) f();
       this.sync();
+      // What was submitted during the sync runs now (or, after a failure or close, is refused).
+      if (!this.syncing) this.schedule();
     });
   }
 

@@ -101,7 +101,9 @@ export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
 
 /** Domain-separated SHA-256 as 64 lowercase hex characters. */
 export function domainDigest(domain: Domain, bytes: Uint8Array): string {
-  return domainDigestBytes(domain, bytes).toString('hex');
+  const head = domainHeader(domain, bytes.byteLength);
+  if (hashInJs(bytes.byteLength)) return bufferOf(sha256(head, bytes)).toString('hex');
+  return nodeCrypto().createHash('sha256').update(head).update(bytes).digest('hex');
 }
 
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
