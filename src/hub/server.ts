@@ -19,6 +19,7 @@ import { HubError, invalidRequest, unauthenticated } from './errors.js';
 import { journalPath, openJournalReadOnly, type Journal } from './journal.js';
 import { handleRead, type Scope } from './reads.js';
 import { MUTATION_OPERATIONS, MutationRequest } from '../core/contract/mutations.js';
+import { fastMutationRequest } from '../core/contract/fast-mutations.js';
 import { handleMutation, type MutationContext } from './mutations.js';
 import { openJournalForWrite } from './journal.js';
 import { COLLECTOR_OPERATIONS, CollectorRequest } from '../core/contract/collector.js';
@@ -287,9 +288,14 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         return;
       }
       if (typeof op === 'string' && (MUTATION_OPERATIONS as readonly string[]).includes(op)) {
-        const m = MutationRequest.safeParse(doc);
-        if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);
-        const req = m.data;
+        // The common valid shapes are accepted by hand-written checks exactly as strict as the schema
+        // (fast-mutations.ts); everything else is the schema's to accept or refuse.
+        let req = fastMutationRequest(doc);
+        if (!req) {
+          const m = MutationRequest.safeParse(doc);
+          if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);
+          req = m.data;
+        }
         // recovery is a read: it answers from committed rows at once.
         if (req.operation === 'recovery') sendDurable(res, 200, handleMutation(ctx, scope, req, doc));
         else state.commits.submit(() => handleMutation(ctx, scope, req, doc), answerWhenCommitted(res, log));
