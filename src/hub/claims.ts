@@ -272,7 +272,7 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
 
       const fence = latest ? (latest.superseded_by_fence ?? latest.fence + 1) : 1;
       const leaseMs = opts.requested_lease_ms;
-      const attemptId = `att-${randomBytes(16).toString('hex')}`;
+      const attemptId = `att-${randomHex16()}`;
       const issued = {
         version: 1,
         task_id: task.task_id,
@@ -315,6 +315,18 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
       commitRequest(journal, actor, kind, opts.request_id, opts.request_digest, task.task_id, attemptId, answer, opts.now);
       return answer;
     });
+}
+
+/** 16 random bytes as hex, cut from a pooled CSPRNG draw (one draw per 256 ids). */
+let randomPool = Buffer.alloc(0);
+let randomAt = 0;
+function randomHex16(): string {
+  if (randomAt + 16 > randomPool.length) {
+    randomPool = randomBytes(4096);
+    randomAt = 0;
+  }
+  randomAt += 16;
+  return randomPool.toString('hex', randomAt - 16, randomAt);
 }
 
 // ---- heartbeat, cancel, reconcile ------------------------------------------------------------------

@@ -190,6 +190,12 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
   // leaves only once that batch is durable (see batch.ts).
   const sendDurable = (res: http.ServerResponse, status: number, body: JsonValue): void =>
     state.commits.whenDurable((failed) => (failed ? sendError(res, failed) : send(res, status, body)));
+  // The body may have arrived turns after the headers: an answer computed now reads the authority as it
+  // is now (mutations revalidate in their batch instead).
+  const fresh = <C>(ctx: C): C => {
+    state.authority.revalidate();
+    return ctx;
+  };
   return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     try {
       const url = req.url ?? '/';
@@ -267,8 +273,6 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && typeof doc.operation === 'string' && !operations.includes(doc.operation)) {
         throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');
       }
-      // The body may have arrived turns later: the answers below read the authority as it is now.
-      state.authority.revalidate();
       const scope: Scope = { repository, profile, actor };
       const ctx: MutationContext = {
         authority: state.authority,
@@ -283,7 +287,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
         const req = c.data;
-        if (req.operation === 'collector_descriptor') sendDurable(res, 200, handleCollector(ctx, scope, req, doc));
+        if (req.operation === 'collector_descriptor') sendDurable(res, 200, handleCollector(fresh(ctx), scope, req, doc));
         else state.commits.submit(() => handleCollector(ctx, scope, req, doc), answerWhenCommitted(res, log));
         return;
       }
@@ -297,13 +301,13 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
           req = m.data;
         }
         // recovery is a read: it answers from committed rows at once.
-        if (req.operation === 'recovery') sendDurable(res, 200, handleMutation(ctx, scope, req, doc));
+        if (req.operation === 'recovery') sendDurable(res, 200, handleMutation(fresh(ctx), scope, req, doc));
         else state.commits.submit(() => handleMutation(ctx, scope, req, doc), answerWhenCommitted(res, log));
         return;
       }
       const parsed = ReadRequest.safeParse(doc);
       if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
-      sendDurable(res, 200, handleRead(ctx, scope, parsed.data));
+      sendDurable(res, 200, handleRead(fresh(ctx), scope, parsed.data));
     } catch (e) {
       const f = failure(e, log);
       sendDurable(res, f.status, { error: { code: f.code, message: f.message } });
