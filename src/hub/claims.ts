@@ -292,15 +292,41 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
       journal.decodeOnce(`attempt\0${attemptId}`, canonical, () => issued);
       const attemptDigest = domainDigest(DOMAINS.attempt, canonical);
       retainTask(journal, task, opts.now);
-      const row = journal.stmt(
+      // The row as inserted (all of its columns), not read back: better-sqlite3 builds a wide row slowly.
+      const row: AttemptRow = {
+        attempt_id: attemptId,
+        task_id: task.task_id,
+        attempt_digest: attemptDigest,
+        claim_request_id: opts.request_id,
+        execution_operation_id: opts.execution_operation_id,
+        owner_id: actor.owner_id,
+        agent_id: actor.agent_id,
+        registration_id: registration?.id ?? null,
+        registration_epoch: registration?.epoch ?? null,
+        kind: opts.kind,
+        executor_id: opts.executor_id,
+        fence,
+        lease_ms: leaseMs,
+        lease_expires_at: opts.now + leaseMs,
+        state: 'leased',
+        outcome: null,
+        outcome_code: null,
+        superseded_by_fence: null,
+        canonical,
+        created_at: opts.now,
+        updated_at: opts.now,
+      };
+      journal
+        .stmt(
           `INSERT INTO attempts (attempt_id, task_id, attempt_digest, claim_request_id, execution_operation_id, owner_id, agent_id, registration_id, registration_epoch,
-             kind, executor_id, fence, lease_ms, lease_expires_at, state, canonical, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'leased', ?, ?, ?) RETURNING *`,
+             kind, executor_id, fence, lease_ms, lease_expires_at, state, outcome, outcome_code, superseded_by_fence, canonical, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .get(
-          attemptId, task.task_id, attemptDigest, opts.request_id, opts.execution_operation_id, actor.owner_id, actor.agent_id, registration?.id ?? null,
-          registration?.epoch ?? null, opts.kind, opts.executor_id, fence, leaseMs, opts.now + leaseMs, canonical, opts.now, opts.now,
-        ) as AttemptRow;
+        .run(
+          row.attempt_id, row.task_id, row.attempt_digest, row.claim_request_id, row.execution_operation_id, row.owner_id, row.agent_id, row.registration_id,
+          row.registration_epoch, row.kind, row.executor_id, row.fence, row.lease_ms, row.lease_expires_at, row.state, row.outcome, row.outcome_code,
+          row.superseded_by_fence, row.canonical, row.created_at, row.updated_at,
+        );
       const answer: Record<string, JsonValue> = {
         ...ENVELOPE,
         operation: kind === 'claim' ? 'claim' : 'collector_claim',
@@ -330,6 +356,21 @@ function randomHex16(): string {
 }
 
 // ---- heartbeat, cancel, reconcile ------------------------------------------------------------------
+
+type AttemptChange = Partial<Pick<AttemptRow, 'lease_expires_at' | 'state' | 'outcome' | 'outcome_code' | 'superseded_by_fence'>> & { readonly updated_at: number };
+
+/**
+ * Updates the attempt row read earlier in this same transaction and answers the row as it now is,
+ * built from the row and the change rather than read back (better-sqlite3 builds a wide row slowly).
+ */
+function updateAttempt(j: Journal, attempt: AttemptRow, change: AttemptChange): AttemptRow {
+  const cols = Object.keys(change) as (keyof AttemptChange)[];
+  const sql = `UPDATE attempts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE attempt_id = ?`;
+  const r = j.stmt(sql).run(...cols.map((c) => change[c]), attempt.attempt_id);
+  // The row was read in this transaction and nothing else writes the journal meanwhile.
+  if (r.changes !== 1) throw new Error('the attempt row changed under its transaction');
+  return { ...attempt, ...change };
+}
 
 export interface AttemptBinding {
   readonly task_id: string;
@@ -400,13 +441,13 @@ export function mutateAttempt(journal: Journal, authority: Authority, actor: Tok
           if (!subjectCurrent(authority, task.subject)) throw conflict('subject_not_current', 'the subject is no longer current');
           if (!evidenceCurrent(authority, attempt)) throw conflict('enrollment_not_current', 'the attempt\'s executor enrollment is no longer current');
           const ms = Math.min(m.requested_lease_ms ?? attempt.lease_ms, attempt.lease_ms);
-          updated = journal.stmt('UPDATE attempts SET lease_expires_at = ?, updated_at = ? WHERE attempt_id = ? RETURNING *').get(m.now + ms, m.now, attempt.attempt_id) as AttemptRow;
+          updated = updateAttempt(journal, attempt, { lease_expires_at: m.now + ms, updated_at: m.now });
           break;
         }
         case 'cancel':
           if (!holder) throw conflict('not_attempt_holder', 'only the agent holding the attempt may cancel it');
           if (attempt.state !== 'leased') throw conflict('attempt_not_leased', `the attempt is ${attempt.state}`);
-          updated = journal.stmt("UPDATE attempts SET state = 'cancelled', outcome = 'uncertain', outcome_code = 'attempt_cancelled', updated_at = ? WHERE attempt_id = ? RETURNING *").get(m.now, attempt.attempt_id) as AttemptRow;
+          updated = updateAttempt(journal, attempt, { state: 'cancelled', outcome: 'uncertain', outcome_code: 'attempt_cancelled', updated_at: m.now });
           break;
         case 'reconcile': {
           // Authorized reconciliation: any agent of the attempt's owner, even after the subject went
@@ -415,8 +456,7 @@ export function mutateAttempt(journal: Journal, authority: Authority, actor: Tok
           if (attempt.state === 'finished') throw conflict('attempt_finished', 'a finished attempt needs no reconciliation');
           if (!authority.getChangeVersion(task.subject.repository, task.subject.change_id, task.subject.change_version)) throw notFoundError('subject_not_found', 'the Change no longer exists');
           const newFence = attempt.fence + 1;
-          updated = journal.stmt("UPDATE attempts SET state = 'replaced', superseded_by_fence = ?, updated_at = ? WHERE attempt_id = ? RETURNING *")
-            .get(newFence, m.now, attempt.attempt_id) as AttemptRow;
+          updated = updateAttempt(journal, attempt, { state: 'replaced', superseded_by_fence: newFence, updated_at: m.now });
           supersession = { old_fence: attempt.fence, new_fence: newFence };
           break;
         }
@@ -503,8 +543,7 @@ export function submitResult(journal: Journal, authority: Authority, actor: Toke
           'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
         .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, canonicalJsonBytes(sortKeys(a as unknown as JsonValue)), now);
-      const updated = journal.stmt("UPDATE attempts SET state = 'finished', outcome = ?, outcome_code = ?, updated_at = ? WHERE attempt_id = ? RETURNING *")
-        .get(outcome, code, now, attempt.attempt_id) as AttemptRow;
+      const updated = updateAttempt(journal, attempt, { state: 'finished', outcome, outcome_code: code, updated_at: now });
       const retained = { trust_class: a.trust_class, asserted_outcome: a.outcome, observation_digest: obsDigest, passing: false };
       const answer = mutationAnswer(journal, 'result', a.request_id, digest, updated, { retained });
       commitRequest(journal, actor, 'result', a.request_id, digest, task.task_id, attempt.attempt_id, answer, now);

@@ -156,6 +156,8 @@ export interface AttemptRow {
   readonly state: 'leased' | 'finished' | 'cancelled' | 'replaced';
   readonly outcome: 'passed' | 'failed' | 'uncertain' | null;
   readonly outcome_code: string | null;
+  readonly created_at: number;
+  readonly updated_at: number;
 }
 
 export function journalPath(dataDir: string): string {
