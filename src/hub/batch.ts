@@ -34,7 +34,7 @@ export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)
   if (db.inTransaction) throw new Error('runBatch: a transaction is already open');
   const out: Outcome[] = [];
   try {
-    db.exec('BEGIN IMMEDIATE');
+    control(db, 'BEGIN IMMEDIATE');
   } catch (error) {
     // Contention (SQLITE_BUSY after the busy timeout) or a store fault: nothing ran.
     return runs.map(() => ({ ok: false, error }));
@@ -56,7 +56,7 @@ export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)
   }
   if (broken === undefined) {
     try {
-      db.exec('COMMIT');
+      control(db, 'COMMIT');
       return out;
     } catch (error) {
       broken = error;
@@ -70,6 +70,23 @@ export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)
     }
   }
   return runs.map(() => ({ ok: false, error: batchNotCommitted() }));
+}
+
+const controls = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
+/** Runs a transaction-control statement, prepared once per connection (exec compiles it each time). */
+function control(db: Database.Database, sql: 'BEGIN' | 'BEGIN IMMEDIATE' | 'COMMIT'): void {
+  let m = controls.get(db);
+  if (!m) {
+    m = new Map();
+    controls.set(db, m);
+  }
+  let st = m.get(sql);
+  if (!st) {
+    st = db.prepare(sql);
+    m.set(sql, st);
+  }
+  st.run();
 }
 
 const savepoints = new WeakMap<Database.Database, (run: () => JsonValue) => JsonValue>();
@@ -281,7 +298,7 @@ export class GroupCommit {
 function withReadTransaction<T>(db: Database.Database, f: () => T): T {
   if (db.inTransaction) return f();
   try {
-    db.exec('BEGIN');
+    control(db, 'BEGIN');
   } catch {
     return f();
   }
@@ -290,7 +307,7 @@ function withReadTransaction<T>(db: Database.Database, f: () => T): T {
   } finally {
     // A read transaction has nothing to lose: if its end fails, roll it back.
     try {
-      if (db.inTransaction) db.exec('COMMIT');
+      if (db.inTransaction) control(db, 'COMMIT');
     } catch {
       try {
         db.exec('ROLLBACK');

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Authority } from '../core/authority/store.js';
 import type { Task } from '../core/authority/plan.js';
 import type { RequirementStep, Subject, TokenActor } from '../core/authority/types.js';
-import { canonicalJson, canonicalJsonBytes, compareUtf8, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
+import { canonicalJson, canonicalJsonBytes, canonicalSortedJson, parseStrictJson, quote, type JsonValue } from '../core/canonical/json.js';
 import { observationDigest, type TaskResultAssertion } from '../core/contract/assertion.js';
 import { CAPABILITY } from '../core/contract/common.js';
 import { PRIOR_SCAN_LIMIT, type MutationKind } from '../core/contract/mutations.js';
@@ -43,24 +43,15 @@ const conflict = (code: string, message: string) => new HubError(409, code, mess
 
 // ---- canonical request identity --------------------------------------------------------------------
 
-/** Deep copy with object keys in UTF-8 byte order, so that equal requests have equal bytes. */
-function sortKeys(v: JsonValue): JsonValue {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const k of Object.keys(v).sort(compareUtf8)) out[k] = sortKeys(v[k]!);
-    return out;
-  }
-  return v;
-}
-
 /**
  * The canonical request digest: domain-separated by action, over the authenticated owner and agent and
  * the request document with sorted keys. A request id is bound to exactly these bytes.
  */
 export function requestDigest(kind: MutationKind, actor: TokenActor, request: JsonValue): string {
-  const bytes = canonicalJsonBytes({ owner_id: actor.owner_id, agent_id: actor.agent_id, request: sortKeys(request) });
-  return domainDigest(REQUEST_DOMAINS[kind], bytes);
+  // canonicalJson({ owner_id, agent_id, request: <request with sorted keys> }), the request encoded in
+  // one pass.
+  const text = `{"owner_id":${quote(actor.owner_id)},"agent_id":${quote(actor.agent_id)},"request":${canonicalSortedJson(request)}}`;
+  return domainDigest(REQUEST_DOMAINS[kind], Buffer.from(text, 'utf8'));
 }
 
 interface IdempotencyRow {
@@ -542,7 +533,7 @@ export function submitResult(journal: Journal, authority: Authority, actor: Toke
       journal.stmt(
           'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
-        .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, canonicalJsonBytes(sortKeys(a as unknown as JsonValue)), now);
+        .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, Buffer.from(canonicalSortedJson(a as unknown as JsonValue), 'utf8'), now);
       const updated = updateAttempt(journal, attempt, { state: 'finished', outcome, outcome_code: code, updated_at: now });
       const retained = { trust_class: a.trust_class, asserted_outcome: a.outcome, observation_digest: obsDigest, passing: false };
       const answer = mutationAnswer(journal, 'result', a.request_id, digest, updated, { retained });

@@ -160,13 +160,46 @@ export interface AttemptRow {
   readonly updated_at: number;
 }
 
+const ATTEMPT_COLUMNS =
+  'attempt_id, task_id, attempt_digest, owner_id, agent_id, registration_id, registration_epoch, kind, executor_id, claim_request_id, execution_operation_id, fence, lease_ms, lease_expires_at, superseded_by_fence, canonical, state, outcome, outcome_code, created_at, updated_at';
+
+/** One attempts row in ATTEMPT_COLUMNS order. */
+type AttemptTuple = [string, string, string, string, string, string | null, number | null, AttemptRow['kind'], string | null, string, string, number, number, number, number | null, Buffer, AttemptRow['state'], AttemptRow['outcome'], string | null, number, number];
+
+function attemptRow(r: AttemptTuple | undefined): AttemptRow | undefined {
+  if (!r) return undefined;
+  return {
+    attempt_id: r[0],
+    task_id: r[1],
+    attempt_digest: r[2],
+    owner_id: r[3],
+    agent_id: r[4],
+    registration_id: r[5],
+    registration_epoch: r[6],
+    kind: r[7],
+    executor_id: r[8],
+    claim_request_id: r[9],
+    execution_operation_id: r[10],
+    fence: r[11],
+    lease_ms: r[12],
+    lease_expires_at: r[13],
+    superseded_by_fence: r[14],
+    canonical: r[15],
+    state: r[16],
+    outcome: r[17],
+    outcome_code: r[18],
+    created_at: r[19],
+    updated_at: r[20],
+  };
+}
+
 export function journalPath(dataDir: string): string {
   return path.join(dataDir, JOURNAL_FILE);
 }
 
 export class Journal {
-  private readonly latestStmt: Database.Statement<[string], AttemptRow>;
-  private readonly attemptStmt: Database.Statement<[string], AttemptRow>;
+  private readonly latestStmt: Database.Statement<[string], AttemptTuple>;
+  private readonly attemptStmt: Database.Statement<[string], AttemptTuple>;
   private readonly receiptStmt: Database.Statement<[string, string, string, number, number, string, string, string], { receipt_digest: string }>;
 
   private readonly cache = new Map<string, Database.Statement>();
@@ -210,8 +243,9 @@ export class Journal {
 
   constructor(readonly db: Database.Database) {
     this.tx = db.transaction((f: () => unknown) => f());
-    this.latestStmt = db.prepare('SELECT * FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1');
-    this.attemptStmt = db.prepare('SELECT * FROM attempts WHERE attempt_id = ?');
+    // Rows come back as arrays and become objects here: better-sqlite3 builds a wide row object slowly.
+    this.latestStmt = db.prepare<[string], AttemptTuple>(`SELECT ${ATTEMPT_COLUMNS} FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1`).raw();
+    this.attemptStmt = db.prepare<[string], AttemptTuple>(`SELECT ${ATTEMPT_COLUMNS} FROM attempts WHERE attempt_id = ?`).raw();
     this.receiptStmt = db.prepare(
       `SELECT receipt_digest FROM receipts WHERE repository = ? AND profile = ? AND change_id = ? AND change_version = ? AND policy_epoch = ?
          AND context_digest = ? AND requirement_digest = ? AND revision = ? ORDER BY created_at DESC LIMIT 1`,
@@ -220,11 +254,11 @@ export class Journal {
 
   /** The current (highest-fence) attempt of a task, if any. */
   latestAttempt(taskId: string): AttemptRow | undefined {
-    return this.latestStmt.get(taskId);
+    return attemptRow(this.latestStmt.get(taskId));
   }
 
   attempt(attemptId: string): AttemptRow | undefined {
-    return this.attemptStmt.get(attemptId);
+    return attemptRow(this.attemptStmt.get(attemptId));
   }
 
   /** The receipt for exactly this subject, if one was finalized. */

@@ -387,6 +387,70 @@ export function outputJson(value: unknown): string {
 
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
 
+/**
+ * canonicalJson of a deep copy of value whose object keys are in UTF-8 byte order (compareUtf8), in one
+ * pass and without the copy. Anything the single pass is unsure of (integer-like keys, lone
+ * surrogates, numbers that are not safe integers, undefined members) takes the copy-then-encode path,
+ * which encodes or refuses it exactly as before.
+ */
+export function canonicalSortedJson(value: JsonValue): string {
+  const out = sortedPlain(value);
+  return out !== undefined ? out : canonicalJson(sortedCopy(value));
+}
+
+function sortedPlain(v: JsonValue): string | undefined {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return v.toString(10);
+    case 'number':
+      return Number.isSafeInteger(v) ? String(v) : undefined;
+    case 'string':
+      return v.isWellFormed() ? JSON.stringify(v) : undefined;
+    case 'object': {
+      if (Array.isArray(v)) {
+        let out = '[';
+        for (let i = 0; i < v.length; i++) {
+          const e = sortedPlain(v[i]!);
+          if (e === undefined) return undefined;
+          out += i > 0 ? ',' + e : e;
+        }
+        return out + ']';
+      }
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return undefined;
+      const keys = Object.keys(v).sort(compareUtf8);
+      let out = '{';
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        // A "__proto__" member is data here but not in the copy: the copy path decides.
+        if (ARRAY_INDEX.test(k) || k === '__proto__' || !k.isWellFormed()) return undefined;
+        const member = v[k];
+        if (member === undefined) return undefined;
+        const e = sortedPlain(member);
+        if (e === undefined) return undefined;
+        out += (i > 0 ? ',' : '') + JSON.stringify(k) + ':' + e;
+      }
+      return out + '}';
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Deep copy with object keys in UTF-8 byte order. */
+export function sortedCopy(v: JsonValue): JsonValue {
+  if (Array.isArray(v)) return v.map(sortedCopy);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, JsonValue> = {};
+    for (const k of Object.keys(v).sort(compareUtf8)) out[k] = sortedCopy(v[k]!);
+    return out;
+  }
+  return v;
+}
+
 function encode(v: JsonValue | undefined, strict: boolean): string {
   // Most documents hold nothing JSON.stringify writes differently from serde_json (no bigint, no
   // integer-like key, no lone surrogate, no number it would round): one check, then one native call.
