@@ -114,8 +114,9 @@ function savepoint(db: Database.Database, run: () => JsonValue): JsonValue {
  * this class syncs the WAL file itself with fdatasync on its own descriptor, in the thread pool, so at
  * the moment of any answer the batch's frames are on stable storage, exactly as synchronous=FULL would
  * have them; the difference is only that the event loop keeps working during the sync instead of
- * waiting for it. One sync is in flight at a time and covers every batch committed before it started,
- * so batches committed meanwhile share the next one. The WAL file keeps its inode for the life of the
+ * waiting for it. One sync is in flight at a time and covers every batch committed before it started;
+ * mutations submitted meanwhile wait for it and then commit as one batch, covered by the next sync
+ * (a batch committed during a sync could not be answered sooner). The WAL file keeps its inode for the life of the
  * connection: SQLite deletes it only when the last connection closes, and the Hub keeps one open.
  *
  * A committed batch is visible to later batches and reads at once, so every other journal-derived
