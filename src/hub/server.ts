@@ -10,9 +10,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Authority } from '../core/authority/store.js';
 import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
-import { formatIssues, Id } from '../core/contract/common.js';
+import { formatIssues } from '../core/contract/common.js';
 import { OPERATION_MAX_BYTES, READ_OPERATIONS, ReadRequest } from '../core/contract/ops.js';
-import { isRepository } from '../core/contract/paths.js';
+import { ID_RE, isRepository } from '../core/contract/paths.js';
 import { AgentscmError } from '../core/errors.js';
 import { SnapshotStore } from '../core/native/snapshot.js';
 import { HubError, invalidRequest, unauthenticated } from './errors.js';
@@ -230,7 +230,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       } catch {
         throw invalidRequest('malformed repository or profile in the path');
       }
-      if (!isRepository(repository) || !Id.safeParse(profile).success) throw invalidRequest('malformed repository or profile in the path');
+      if (!isRepository(repository) || !ID_RE.test(profile)) throw invalidRequest('malformed repository or profile in the path');
       if (actor.repository !== null && actor.repository !== repository) throw new HubError(403, 'forbidden', 'the token does not grant this repository');
       if (!state.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
 
