@@ -15,6 +15,17 @@ function versionModule() {
     return import('../dist/src/version.js');
   }
 }
+/**
+ * agent-task collect cannot start its container before the engine's /version answers (about half a
+ * second with podman): it is asked here, before the ES modules load (src/collectors/collect-early.ts).
+ */
+function prefetchCollectEngineReads() {
+  try {
+    require('../dist/hook/collect-early.cjs').prefetch(argv, process.env);
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e;
+  }
+}
 if (major < 20 || (major === 20 && minor < 19)) {
   process.stderr.write(`agentscm: error: Node.js >= 20.19 is required (this is ${process.versions.node})\n`);
   process.exitCode = 1;
@@ -23,6 +34,7 @@ if (major < 20 || (major === 20 && minor < 19)) {
     process.stdout.write(versionLine('agentscm') + '\n');
   });
 } else {
+  if (argv[0] === 'agent-task' && argv[1] === 'collect') prefetchCollectEngineReads();
   import('../dist/src/cli.js').then(async ({ main }) => {
     process.exitCode = await main(argv, 'agentscm');
   });

@@ -23,6 +23,17 @@ await build({
   logLevel: 'warning',
 });
 
+// agent-task collect's early engine reads, which the launcher (CommonJS) starts before anything else.
+await build({
+  entryPoints: [path.join(root, 'dist/src/collectors/collect-early.js')],
+  outfile: path.join(root, 'dist/hook/collect-early.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+});
+
 // agent-task collect pays for every module it loads on every run: its body (collect-flow.js) and
 // everything it imports, zod included, become one module next to it. Kept outside: errors.js (the CLI
 // runner maps errors to exit codes by their class, so there must be one AgentscmError), the snapshot

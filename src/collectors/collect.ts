@@ -158,8 +158,8 @@ export interface RunOutcome {
   readonly result: Pick<OciRunResult, 'exitCode' | 'timedOut' | 'oomKilled' | 'stdout' | 'stderr' | 'startedAt' | 'finishedAt' | 'removed'>;
   readonly recovered: boolean;
   /**
-   * Wall time of the container's run (create to confirmed removal) without the collector's own work
-   * in between (runtime check, container.json); 0 for a recovered run.
+   * Wall time of the container's run (create to confirmed removal) without the time the collector's own
+   * work (runtime check, container.json) held its start back; 0 for a recovered run.
    */
   readonly elapsedMs: number;
 }
@@ -239,6 +239,8 @@ export interface RunInputs {
   readonly attemptId: string;
   /** Awaited once the container exists, before it starts; throwing removes it unstarted. */
   readonly beforeStart?: () => Promise<void>;
+  /** Called when the command ended, before its removal is confirmed (not for a recovered run). */
+  readonly onExited?: () => void;
 }
 
 /**
@@ -261,9 +263,6 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
   }
   const snapshotDir = i.snapshotDir();
   const t0 = performance.now();
-  // The collector's own work between creation and start (the runtime identity check, the durable
-  // container.json) is not the container's run: it is kept out of elapsedMs.
-  let ownMs = 0;
   const result = await runInContainer(i.api, {
     imageId: recipe.image_id,
     argv: recipe.argv,
@@ -273,18 +272,18 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
     maxOutputBytes: recipe.max_output_bytes,
     name,
     labels: { 'io.agentscm.attempt': i.attemptId },
+    // The runtime check comes before the durable container.json: a container removed unstarted for a
+    // changed runtime leaves no record claiming it may have run.
     onCreated: async (id) => {
-      const t = performance.now();
-      try {
-        await i.beforeStart?.();
-        publishCreateOnly(i.paths.container, canonicalJson({ container_id: id, name }) + '\n');
-      } finally {
-        ownMs += performance.now() - t;
-      }
+      await i.beforeStart?.();
+      publishCreateOnly(i.paths.container, canonicalJson({ container_id: id, name }) + '\n');
     },
     onStarted: () => faultPoint('after-start'),
+    onExited: () => i.onExited?.(),
   });
-  return { result, recovered: false, elapsedMs: Math.round(performance.now() - t0 - ownMs) };
+  // The collector's own work that held the start back (the runtime check, container.json) is not the
+  // container's run: it is kept out of elapsedMs.
+  return { result, recovered: false, elapsedMs: Math.round(performance.now() - t0 - result.heldMs) };
 }
 
 /** The isolation the run asked the engine for, read from the exact configuration runInContainer uses. */

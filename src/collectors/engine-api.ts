@@ -9,6 +9,7 @@
 // the callers branch on (404: absent; 304/409: already in that state).
 
 import * as http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /** Where the engine listens: a unix socket path, or a TCP host and port (plain HTTP). */
@@ -48,7 +49,26 @@ export interface ContainerState {
 const MAX_JSON_ANSWER = 8 * 1024 * 1024;
 
 export class EngineApi {
+  /** Set while requests are made in the background: their sockets, not keeping the process alive. */
+  private backgroundSockets: Set<Socket> | undefined;
+
   constructor(readonly address: EngineAddress) {}
+
+  /**
+   * Requests made from now on do not keep the process alive until foreground() is called: for reads
+   * started speculatively, which a process that ends early (a usage error) must not wait for.
+   */
+  background(): this {
+    this.backgroundSockets = new Set();
+    return this;
+  }
+
+  /** The background requests keep the process alive again, as every request does from now on. */
+  foreground(): void {
+    const sockets = this.backgroundSockets;
+    this.backgroundSockets = undefined;
+    for (const s of sockets ?? []) s.ref();
+  }
 
   /** One request; resolves with the response once its head arrived (the body is the caller's). */
   private send(method: string, pathAndQuery: string, body?: Buffer): Promise<http.IncomingMessage> {
@@ -59,6 +79,14 @@ export class EngineApi {
         headers['content-length'] = body.length;
       }
       const req = http.request({ ...this.address, method, path: pathAndQuery, headers, agent: false }, resolve);
+      const background = this.backgroundSockets;
+      if (background) {
+        req.once('socket', (socket: Socket) => {
+          if (this.backgroundSockets !== background) return;
+          socket.unref();
+          background.add(socket);
+        });
+      }
       req.once('error', reject);
       req.end(body);
     });

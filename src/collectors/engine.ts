@@ -15,14 +15,9 @@ import * as path from 'node:path';
 import type Docker from 'dockerode';
 import { AgentscmError, usageError } from '../core/errors.js';
 import { EngineApi, type EngineAddress } from './engine-api.js';
+import { engineAddressFor, engineCandidates, pingEngine, type EngineEndpoint } from './engine-endpoint.js';
 
-export type EngineSource = 'flag' | 'env' | 'default' | 'started';
-
-export interface EngineEndpoint {
-  /** The endpoint as a URL: unix:///path or tcp://host:port. */
-  readonly url: string;
-  readonly source: EngineSource;
-}
+export { defaultSocketPaths, engineAddressFor, engineCandidates, pingEngine, type EngineEndpoint, type EngineSource } from './engine-endpoint.js';
 
 export interface EngineConnection {
   /** The collector's client: direct HTTP, no dependencies. */
@@ -50,71 +45,11 @@ function connection(address: EngineAddress, endpoint: EngineEndpoint): EngineCon
   };
 }
 
-/** How long one `/_ping` may take before the endpoint counts as not answering. */
-const PING_TIMEOUT_MS = 3_000;
-
 export const NO_ENGINE_HINT =
   'no container engine answered: install podman (apt-get install podman runc) and run `podman system service`, or Docker, or set DOCKER_HOST';
 
 export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE', detail?: Record<string, unknown>): AgentscmError {
   return new AgentscmError('RUNTIME_UNAVAILABLE', code, message, detail);
-}
-
-/** Parses unix:///abs/path or tcp://host:port into an engine address. Anything else is a usage error. */
-export function engineAddressFor(url: string): EngineAddress {
-  if (url.startsWith('unix://')) {
-    const p = url.slice('unix://'.length);
-    if (!path.isAbsolute(p)) throw usageError(`docker host ${JSON.stringify(url)}: a unix socket URL needs an absolute path (unix:///path)`);
-    return { socketPath: p };
-  }
-  if (url.startsWith('tcp://')) {
-    let u: URL;
-    try {
-      u = new URL(`http://${url.slice('tcp://'.length)}`);
-    } catch {
-      throw usageError(`docker host ${JSON.stringify(url)} is not a valid tcp://HOST:PORT URL`);
-    }
-    if (u.port === '' || (u.pathname !== '/' && u.pathname !== '')) throw usageError(`docker host ${JSON.stringify(url)}: expected tcp://HOST:PORT`);
-    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) };
-  }
-  throw usageError(`docker host ${JSON.stringify(url)}: only unix:///path and tcp://host:port are supported`);
-}
-
-/** The well-known sockets, in the order they are tried when neither a flag nor DOCKER_HOST names one. */
-export function defaultSocketPaths(env: NodeJS.ProcessEnv = process.env): string[] {
-  const paths = ['/var/run/docker.sock', '/run/podman/podman.sock'];
-  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-  if (env.XDG_RUNTIME_DIR) paths.push(path.join(env.XDG_RUNTIME_DIR, 'podman', 'podman.sock'));
-  if (uid !== undefined && uid !== 0) paths.push(`/run/user/${uid}/podman/podman.sock`);
-  return [...new Set(paths)];
-}
-
-/** The endpoints to try, in order. A flag or DOCKER_HOST yields exactly one candidate. */
-export function engineCandidates(dockerHost: string | undefined, env: NodeJS.ProcessEnv = process.env): EngineEndpoint[] {
-  if (dockerHost !== undefined) return [{ url: dockerHost, source: 'flag' }];
-  const fromEnv = env.DOCKER_HOST;
-  if (fromEnv !== undefined && fromEnv !== '') return [{ url: fromEnv, source: 'env' }];
-  return defaultSocketPaths(env)
-    .filter((p) => fs.existsSync(p))
-    .map((p) => ({ url: `unix://${p}`, source: 'default' as const }));
-}
-
-/** True when the endpoint answers `/_ping` within the timeout. Never throws. */
-export async function pingEngine(api: EngineApi, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const answer = await Promise.race([
-      api.ping(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
-      }),
-    ]);
-    return answer.trim() === 'OK';
-  } catch {
-    return false;
-  } finally {
-    if (timer) clearTimeout(timer);
-  }
 }
 
 /**

@@ -46,10 +46,15 @@ export interface OciRunSpec {
   readonly name?: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly ulimits?: { readonly nofile: number; readonly nproc: number };
-  /** Called once the container exists, before it starts (the collector records the id durably here). */
+  /**
+   * Called once the container exists, before it starts (the collector checks the runtime and records the
+   * id durably here); the attach proceeds meanwhile. Throwing removes the container unstarted.
+   */
   readonly onCreated?: (containerId: string) => void | Promise<void>;
   /** Called when the container has been started. */
   readonly onStarted?: (containerId: string) => void;
+  /** Called when the engine reports that the command ended (before its output and removal are complete). */
+  readonly onExited?: () => void;
 }
 
 export interface CapturedStream {
@@ -64,6 +69,11 @@ export interface CapturedStream {
 
 export interface OciRunResult {
   readonly containerId: string;
+  /**
+   * How long onCreated held the start back beyond the engine's own preparation (create, then attach):
+   * the caller's work, not the container's run.
+   */
+  readonly heldMs: number;
   readonly imageId: string;
   /** The exit status the engine reported; after a timeout, the status of the killed process. */
   readonly exitCode: number;
@@ -188,11 +198,27 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
     throw engineFailure('creating the container', e);
   }
   let removed = false;
+  // Attaching prepares the container in the engine (tens of milliseconds with podman) and runs nothing,
+  // so it proceeds while the caller's onCreated work (the runtime identity check, the durable record of
+  // the container) is under way; the container starts only once both are done.
+  let attachedAt = 0;
+  const attaching = attachBeforeStart(api, containerId).then((s) => {
+    attachedAt = performance.now();
+    return s;
+  });
+  attaching.catch(() => undefined); // awaited below; a failure must not surface as unhandled first
   try {
-    await spec.onCreated?.(containerId);
+    try {
+      await spec.onCreated?.(containerId);
+    } catch (e) {
+      void attaching.then((s) => s.destroy(), () => undefined);
+      throw e;
+    }
+    const readyAt = performance.now();
     const out = new BoundedCapture(spec.maxOutputBytes);
     const err = new BoundedCapture(spec.maxOutputBytes);
-    const stream = await attachBeforeStart(api, containerId);
+    const stream = await attaching;
+    const heldMs = Math.max(0, readyAt - attachedAt);
     const streamDone = demultiplex(stream, out, err);
 
     const hostStart = new Date().toISOString();
@@ -226,6 +252,7 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
       if (timer) clearTimeout(timer);
     }
     const hostFinish = new Date().toISOString();
+    spec.onExited?.();
     // The attach stream ends when the container's output closes; give it a moment, then stop reading.
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([streamDone, new Promise((r) => (grace = setTimeout(r, 5_000)))]);
@@ -248,6 +275,7 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
     if (!(Date.parse(finishedAt) >= Date.parse(startedAt))) [startedAt, finishedAt] = [hostStart, hostFinish];
     return {
       containerId,
+      heldMs,
       imageId: spec.imageId,
       exitCode,
       timedOut,

@@ -99,10 +99,13 @@ export function defaultRuntimeOf(info: { DefaultRuntime?: unknown }): string {
   return typeof info.DefaultRuntime === 'string' && info.DefaultRuntime !== '' ? info.DefaultRuntime : 'unknown';
 }
 
-/** Reads the engine's facts: /version, and /info only when /version does not name the default runtime. */
-export async function probeEngine(api: EngineApi): Promise<EngineFacts> {
+/**
+ * Reads the engine's facts: /version (or the answer of a /version already asked of the same endpoint),
+ * and /info only when /version does not name the default runtime.
+ */
+export async function probeEngine(api: EngineApi, asked?: Promise<EngineVersion>): Promise<EngineFacts> {
   try {
-    const version = await api.version();
+    const version = await (asked ?? api.version());
     const runtimeName = podmanDefaultRuntime(version) ?? defaultRuntimeOf(await api.info());
     return { version, runtimeName };
   } catch (e) {

@@ -94,10 +94,21 @@ export interface StageFailure {
   readonly message: string;
 }
 
-/** Stages the snapshot in a worker thread (stage-worker.ts); resolves with the staging path. */
-export function stageSnapshot(r: StageRequest): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./stage-worker.js', import.meta.url), { workerData: r });
+/** A staging worker started ahead of its request. */
+export interface Stager {
+  /** Hands the worker its one request; resolves with the staging path. */
+  stage(r: StageRequest): Promise<string>;
+}
+
+/**
+ * Starts the staging worker (stage-worker.ts) now, so that it boots and loads its modules (tens of
+ * milliseconds) while the caller works out what to stage. Until stage() is called the worker does not
+ * keep the process alive: a run that never stages just ends.
+ */
+export function startStager(): Stager {
+  const worker = new Worker(new URL('./stage-worker.js', import.meta.url));
+  worker.unref();
+  const staged = new Promise<string>((resolve, reject) => {
     let settled = false;
     worker.once('message', (m: { dir?: string; error?: StageFailure }) => {
       settled = true;
@@ -115,6 +126,22 @@ export function stageSnapshot(r: StageRequest): Promise<string> {
       if (!settled) reject(new Error(`the snapshot staging worker exited with code ${code}`));
     });
   });
+  staged.catch(() => undefined);
+  let used = false;
+  return {
+    stage(r: StageRequest): Promise<string> {
+      if (used) throw new Error('a stager stages one snapshot');
+      used = true;
+      worker.ref();
+      worker.postMessage(r);
+      return staged;
+    },
+  };
+}
+
+/** Stages the snapshot in a worker thread; resolves with the staging path. */
+export function stageSnapshot(r: StageRequest): Promise<string> {
+  return startStager().stage(r);
 }
 
 /**

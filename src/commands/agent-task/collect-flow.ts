@@ -14,7 +14,7 @@ import { loadKey } from '../../core/crypto/keystore.js';
 import { AgentscmError, conflict, localState } from '../../core/errors.js';
 import type { EngineApi } from '../../collectors/engine-api.js';
 // Not bundled (scripts/bundle-hook.ts): its worker is a file next to it.
-import { discardStaged, placeSnapshot, stageSnapshot } from '../../collectors/snapshot-stage.js';
+import { discardStaged, placeSnapshot, type Stager } from '../../collectors/snapshot-stage.js';
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
@@ -27,13 +27,15 @@ export interface EngineReads {
   observed(imageId: string): Promise<string>;
 }
 
-export async function collect(ctx: CommandContext, inv: Invocation, engine: Promise<EngineReads>): Promise<CommandResult> {
+export async function collect(ctx: CommandContext, inv: Invocation, engine: Promise<EngineReads>, stager: Stager): Promise<CommandResult> {
+
   const dataDir = stringOpt(inv, 'data-dir');
   const keyDir = stringOpt(inv, 'key-dir');
   const stateDir = optionalStringOpt(inv, 'state-dir') ?? path.join(keyDir, 'state');
   const attemptId = idOpt(inv, 'attempt-id');
   const { subject, tasks } = localSubject(inv);
   const task = pickTask(inv, tasks);
+
   const session = new CollectorSession(inv, 120_000);
   // The Hub's descriptor and status are asked at once, in parallel with the engine reads already under
   // way; nothing runs before the reservation below.
@@ -44,17 +46,26 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
   firstStatus.catch(() => undefined);
   const descriptorAnswer = session.call('collector_descriptor', { operation: 'collector_descriptor', task_id: task.task_id, attempt_id: attemptId });
   descriptorAnswer.catch(() => undefined);
-  const c = await import('../../collectors/collect.js');
-  const { createProgressReporter } = await import('../../collectors/progress.js');
-  const progress = await createProgressReporter({ out: ctx.stderr, json: inv.json });
-  // Local work while those answers come: the snapshot of the local subject's revision is staged, in a
-  // worker thread and a fresh private directory (not the attempt's own), so that a fresh run only has
-  // to move it in place. A resumed or recovered run discards it; a descriptor for another revision is
-  // refused below.
-  progress.start('materialize', 'staging');
-  const staging = stageSnapshot({ stateDir, dataDir, revision: subject.revision, attemptId });
+  // Local work while those answers come: the snapshot of the local subject's revision is staged by the
+  // worker the entry started, into a fresh private directory (not the attempt's own), so that a fresh
+  // run only has to move it in place. A resumed or recovered run discards it; a descriptor for another
+  // revision is refused below.
+  const staging = stager.stage({ stateDir, dataDir, revision: subject.revision, attemptId });
   staging.catch(() => undefined);
   let placed = false;
+  let c: typeof import('../../collectors/collect.js');
+  let progress: import('../../collectors/progress.js').ProgressReporter;
+  try {
+    c = await import('../../collectors/collect.js');
+    const { createProgressReporter } = await import('../../collectors/progress.js');
+    progress = await createProgressReporter({ out: ctx.stderr, json: inv.json });
+  } catch (e) {
+    await staging.then(discardStaged, () => undefined);
+    session.close();
+    throw e;
+  }
+  progress.start('materialize', 'staging');
+
   try {
     // The server-derived descriptor, then its recompilation against the exact local authority.
     const { Descriptor } = await answerSchemas();
@@ -64,6 +75,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
     }
     if (d.repository !== repositoryOpt(inv) || d.profile !== idOpt(inv, 'profile')) throw malformed('the descriptor is for another repository or profile');
     const profile = recompile(dataDir, d);
+
     const key = loadKey(keyDir);
     if (verificationKeyId(key.publicKey) !== d.registration.verification_key_id) throw localState('the key in --key-dir is not the enrolled key of the attempt\'s registration', 'WRONG_KEY');
     const requestBytes = executionRequestBytes(
@@ -100,12 +112,14 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
       observedP.catch(() => undefined);
       progress.start('reserve');
       await statusCheck('before dispatch', firstStatus);
+
       const { reservation, fresh } = c.reserve(stateDir, d);
       resumed = !fresh;
       progress.done('reserve', fresh ? undefined : 'resumed');
       c.faultPoint('after-reserve');
 
       const staged = await staging;
+
       progress.done('materialize', 'staged');
       const { api } = await startEngine();
       // Checked once the container exists and before it starts, so the probe overlaps materialization
@@ -115,6 +129,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
           throw conflict('the observed runtime identity is not the one the collector profile pins; nothing was run (no fallback runtime)', 'RUNTIME_IDENTITY_CHANGED');
         }
       };
+      let recheck: Promise<Record<string, JsonValue>> | undefined;
       const run = await c.runOrRecover({
         api,
         paths,
@@ -122,6 +137,12 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
         profile,
         attemptId,
         beforeStart: checkRuntime,
+        // The recheck before signing is asked as soon as the command has ended, so that the Hub answers
+        // while the output is collected and the removal confirmed; it is awaited before signing.
+        onExited: () => {
+          recheck = statusRead();
+          recheck.catch(() => undefined);
+        },
         snapshotDir: () => {
           const dir = placeSnapshot(stateDir, staged, d.revision, d.attempt_id);
           placed = true;
@@ -131,6 +152,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
       });
       if (!placed) progress.start('run', 'completing the run a crashed collector started');
       recovered = run.recovered;
+
       runMs = run.recovered ? null : run.elapsedMs;
       progress.done('run', `exit ${run.result.exitCode}${run.result.timedOut ? ', timed out' : ''}`);
       await checkRuntime();
@@ -139,11 +161,12 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
       exitCode = record.exit_code;
 
       progress.start('sign');
-      await statusCheck('before signing');
+      await statusCheck('before signing', recheck);
       const signed = c.signTransfer(d, key, requestBytes, executionRecordBytes(record), observed, reservation.upload_request_id);
       progress.done('sign');
       progress.start('retain');
       bytes = c.retain(paths, signed);
+
       progress.done('retain', `${bytes.length} bytes`);
       c.faultPoint('after-retain');
     }

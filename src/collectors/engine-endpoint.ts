@@ -1,0 +1,83 @@
+// Where the Docker Engine API endpoint is and whether it answers: the part of the engine connection that
+// needs no dependency, so that agent-task collect's early engine reads (collect-early.ts, bundled for
+// the launcher) use the same endpoint rules as everything else.
+//
+// Where the endpoint comes from, first match wins: `--docker-host URL`, then DOCKER_HOST, then the
+// well-known sockets (Docker's, then podman's rootful and rootless ones).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { usageError } from '../core/errors.js';
+import type { EngineAddress, EngineApi } from './engine-api.js';
+
+export type EngineSource = 'flag' | 'env' | 'default' | 'started';
+
+export interface EngineEndpoint {
+  /** The endpoint as a URL: unix:///path or tcp://host:port. */
+  readonly url: string;
+  readonly source: EngineSource;
+}
+
+/** How long one `/_ping` may take before the endpoint counts as not answering. */
+const PING_TIMEOUT_MS = 3_000;
+
+/** Parses unix:///abs/path or tcp://host:port into an engine address. Anything else is a usage error. */
+export function engineAddressFor(url: string): EngineAddress {
+  if (url.startsWith('unix://')) {
+    const p = url.slice('unix://'.length);
+    if (!path.isAbsolute(p)) throw usageError(`docker host ${JSON.stringify(url)}: a unix socket URL needs an absolute path (unix:///path)`);
+    return { socketPath: p };
+  }
+  if (url.startsWith('tcp://')) {
+    let u: URL;
+    try {
+      u = new URL(`http://${url.slice('tcp://'.length)}`);
+    } catch {
+      throw usageError(`docker host ${JSON.stringify(url)} is not a valid tcp://HOST:PORT URL`);
+    }
+    if (u.port === '' || (u.pathname !== '/' && u.pathname !== '')) throw usageError(`docker host ${JSON.stringify(url)}: expected tcp://HOST:PORT`);
+    return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) };
+  }
+  throw usageError(`docker host ${JSON.stringify(url)}: only unix:///path and tcp://host:port are supported`);
+}
+
+/** The well-known sockets, in the order they are tried when neither a flag nor DOCKER_HOST names one. */
+export function defaultSocketPaths(env: NodeJS.ProcessEnv = process.env): string[] {
+  const paths = ['/var/run/docker.sock', '/run/podman/podman.sock'];
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  if (env.XDG_RUNTIME_DIR) paths.push(path.join(env.XDG_RUNTIME_DIR, 'podman', 'podman.sock'));
+  if (uid !== undefined && uid !== 0) paths.push(`/run/user/${uid}/podman/podman.sock`);
+  return [...new Set(paths)];
+}
+
+/** The endpoints to try, in order. A flag or DOCKER_HOST yields exactly one candidate. */
+export function engineCandidates(dockerHost: string | undefined, env: NodeJS.ProcessEnv = process.env): EngineEndpoint[] {
+  if (dockerHost !== undefined) return [{ url: dockerHost, source: 'flag' }];
+  const fromEnv = env.DOCKER_HOST;
+  if (fromEnv !== undefined && fromEnv !== '') return [{ url: fromEnv, source: 'env' }];
+  return defaultSocketPaths(env)
+    .filter((p) => fs.existsSync(p))
+    .map((p) => ({ url: `unix://${p}`, source: 'default' as const }));
+}
+
+/** True when the endpoint answers `/_ping` within the timeout. Never throws. */
+export async function pingEngine(api: EngineApi, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const answer = await Promise.race([
+      api.ping(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
+        // The request keeps the process alive while it is pending; the timer alone must not (a ping
+        // made in the background, collect-early.ts).
+        timer.unref();
+      }),
+    ]);
+    return answer.trim() === 'OK';
+  } catch {
+    return false;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
