@@ -4,10 +4,14 @@
 // collect's body below.
 
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import './bundle-tree-ring.js';
 import './bundle-stop-hook.js';
+import { useBuiltinsDirectly } from './bundle-builtins.js';
+import { cacheFileOf } from '../src/cli/code-cache.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -35,35 +39,45 @@ await build({
 });
 
 // agent-task collect pays for every module it loads on every run: its body (collect-flow.js) and
-// everything it imports, zod included, become one module next to it. Kept outside: errors.js (the CLI
-// runner maps errors to exit codes by their class, so there must be one AgentscmError), the snapshot
-// stager (its worker thread is a file beside it), the ink progress view (a dynamic import, so ink and
-// react load only on a terminal: esbuild would hoist the view's package imports to the bundle's top),
-// and the packages that are native or lazily loaded. Those imports are rewritten relative to the
-// bundle's directory.
-const flowDir = path.join(root, 'dist/src/commands/agent-task');
-const keepOutside = new Set(
-  ['core/errors.js', 'collectors/snapshot-stage.js', 'collectors/progress-view.js'].map((f) => path.join(root, 'dist/src', f)),
-);
+// everything it imports, zod included, become one CommonJS file, dist/hook/agentscm-collect.body.cjs,
+// which collect.ts runs with V8's code cache (src/cli/code-cache.ts; made below by loading the body once).
+// Kept outside and handed in by collect.ts under fixed ids (SHARED_WITH_BODY): errors.js (the CLI runner
+// maps errors to exit codes by their class, so there must be one AgentscmError), the snapshot stager (its
+// worker thread is a file beside it) and the progress reporter (its ink view is a dynamic import, so ink
+// and react load only on a terminal). Packages that are native or lazily loaded stay packages.
+const shared: Record<string, string> = {
+  [path.join(root, 'dist/src/core/errors.js')]: 'agentscm:errors',
+  [path.join(root, 'dist/src/collectors/snapshot-stage.js')]: 'agentscm:snapshot-stage',
+  [path.join(root, 'dist/src/collectors/progress.js')]: 'agentscm:progress',
+};
+const collectBody = path.join(root, 'dist/hook/agentscm-collect.body.cjs');
 await build({
-  entryPoints: [path.join(flowDir, 'collect-flow.js')],
-  outfile: path.join(flowDir, 'collect-flow.bundle.js'),
+  entryPoints: [path.join(root, 'dist/src/commands/agent-task/collect-flow.js')],
+  outfile: collectBody,
   bundle: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   external: ['better-sqlite3', 'dockerode', 'ink', 'react'],
   logLevel: 'warning',
   plugins: [
     {
-      name: 'keep-outside',
+      name: 'shared-with-collect',
       setup(b) {
         b.onResolve({ filter: /^\.\.?\// }, (args) => {
-          const abs = path.resolve(args.resolveDir, args.path);
-          if (!keepOutside.has(abs)) return undefined;
-          return { path: './' + path.relative(flowDir, abs).split(path.sep).join('/'), external: true };
+          const id = shared[path.resolve(args.resolveDir, args.path)];
+          return id === undefined ? undefined : { path: id, external: true };
         });
       },
     },
   ],
 });
+useBuiltinsDirectly(collectBody);
+if (/\bimport\(/.test(fs.readFileSync(collectBody, 'utf8').replace(/\/\/.*$/gm, ''))) throw new Error(`${collectBody}: a dynamic import() cannot run in a vm.Script body`);
+const collectCache = cacheFileOf(collectBody);
+fs.rmSync(collectCache, { force: true });
+const warmed = spawnSync(process.execPath, [path.join(root, 'dist/scripts/warm-collect-cache.js'), collectCache], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+if (warmed.status !== 0) {
+  fs.rmSync(collectCache, { force: true });
+  process.stderr.write(`bundle-hook: no code cache for agent-task collect (${warmed.stderr.trim()}); it works without it\n`);
+}

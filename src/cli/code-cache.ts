@@ -21,9 +21,15 @@ export function compileBody(file: string, cachedData: Buffer | undefined): vm.Sc
 
 /** Runs a compiled body as the main module of this process. */
 export function runBody(script: vm.Script, file: string, dirname: string, req: NodeJS.Require): void {
+  loadBody(script, file, dirname, req);
+}
+
+/** Runs a compiled body as a module and returns its exports. */
+export function loadBody(script: vm.Script, file: string, dirname: string, req: NodeJS.Require): object {
   const fn = script.runInThisContext() as ModuleFunction;
   const mod = { exports: {} };
   fn.call(mod.exports, mod.exports, req, mod, file, dirname);
+  return mod.exports;
 }
 
 /** The cache file's bytes, or undefined when there is none (a build without one still works). */

@@ -3,7 +3,7 @@
 
 import * as fs from 'node:fs';
 import type Docker from 'dockerode';
-import { runtimeUnavailable } from './engine.js';
+import { runtimeUnavailable } from './engine-endpoint.js';
 
 export const TEST_IMAGE_REPO = 'localhost/agentscm-test-busybox';
 

@@ -7,7 +7,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { usageError } from '../core/errors.js';
+import { AgentscmError, usageError } from '../core/errors.js';
 import type { EngineAddress, EngineApi } from './engine-api.js';
 
 export type EngineSource = 'flag' | 'env' | 'default' | 'started';
@@ -16,6 +16,13 @@ export interface EngineEndpoint {
   /** The endpoint as a URL: unix:///path or tcp://host:port. */
   readonly url: string;
   readonly source: EngineSource;
+}
+
+export const NO_ENGINE_HINT =
+  'no container engine answered: install podman (apt-get install podman runc) and run `podman system service`, or Docker, or set DOCKER_HOST';
+
+export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE', detail?: Record<string, unknown>): AgentscmError {
+  return new AgentscmError('RUNTIME_UNAVAILABLE', code, message, detail);
 }
 
 /** How long one `/_ping` may take before the endpoint counts as not answering. */

@@ -13,11 +13,10 @@ import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
-import { AgentscmError, usageError } from '../core/errors.js';
 import { EngineApi, type EngineAddress } from './engine-api.js';
-import { engineAddressFor, engineCandidates, pingEngine, type EngineEndpoint } from './engine-endpoint.js';
+import { engineAddressFor, engineCandidates, NO_ENGINE_HINT, pingEngine, runtimeUnavailable, type EngineEndpoint } from './engine-endpoint.js';
 
-export { defaultSocketPaths, engineAddressFor, engineCandidates, pingEngine, type EngineEndpoint, type EngineSource } from './engine-endpoint.js';
+export { defaultSocketPaths, engineAddressFor, engineCandidates, NO_ENGINE_HINT, pingEngine, runtimeUnavailable, type EngineEndpoint, type EngineSource } from './engine-endpoint.js';
 
 export interface EngineConnection {
   /** The collector's client: direct HTTP, no dependencies. */
@@ -43,13 +42,6 @@ function connection(address: EngineAddress, endpoint: EngineEndpoint): EngineCon
       return docker;
     },
   };
-}
-
-export const NO_ENGINE_HINT =
-  'no container engine answered: install podman (apt-get install podman runc) and run `podman system service`, or Docker, or set DOCKER_HOST';
-
-export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE', detail?: Record<string, unknown>): AgentscmError {
-  return new AgentscmError('RUNTIME_UNAVAILABLE', code, message, detail);
 }
 
 /**

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { EngineApi } from './engine-api.js';
 import { badInput } from '../core/errors.js';
-import { runtimeUnavailable } from './engine.js';
+import { runtimeUnavailable } from './engine-endpoint.js';
 import { engineFailure, inspectPinnedImage, statusOf } from './runtime-probe.js';
 
 /** Where the snapshot appears inside the container. Fixed, so a recipe's working directory is portable. */

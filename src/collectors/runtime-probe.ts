@@ -10,7 +10,7 @@ import { canonicalJsonBytes, type JsonValue } from '../core/canonical/json.js';
 import { domainDigest, DOMAINS } from '../core/crypto/digest.js';
 import { badInput } from '../core/errors.js';
 import type { EngineApi, EngineVersion } from './engine-api.js';
-import { runtimeUnavailable } from './engine.js';
+import { runtimeUnavailable } from './engine-endpoint.js';
 
 export const RUNTIME_IDENTITY_VERSION = 1;
 

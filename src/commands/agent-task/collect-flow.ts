@@ -1,7 +1,7 @@
-// The body of `agentscm agent-task collect` (collect.ts starts the engine reads, then loads this): one
+// The body of `agentscm agent-task collect` (collect.ts takes the engine reads, then loads this): one
 // exact local collection of a claimed collector attempt (src/collectors/collect.ts has the state machine).
-// The build bundles this module with what it imports, zod included, into collect-flow.bundle.js, which
-// is what collect.ts loads (scripts/bundle-hook.ts says what stays outside).
+// The build bundles this module with what it imports, zod included, into one CommonJS file with V8's
+// code cache, which is what collect.ts runs (scripts/bundle-hook.ts says what stays outside).
 
 import * as path from 'node:path';
 import { Authority } from '../../core/authority/store.js';
@@ -15,6 +15,8 @@ import { AgentscmError, conflict, localState } from '../../core/errors.js';
 import type { EngineApi } from '../../collectors/engine-api.js';
 // Not bundled (scripts/bundle-hook.ts): its worker is a file next to it.
 import { discardStaged, placeSnapshot, type Stager } from '../../collectors/snapshot-stage.js';
+// Not bundled either: its terminal view is a dynamic import, which only an ES module can make here.
+import { createProgressReporter, type ProgressReporter } from '../../collectors/progress.js';
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
@@ -54,10 +56,9 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
   staging.catch(() => undefined);
   let placed = false;
   let c: typeof import('../../collectors/collect.js');
-  let progress: import('../../collectors/progress.js').ProgressReporter;
+  let progress: ProgressReporter;
   try {
     c = await import('../../collectors/collect.js');
-    const { createProgressReporter } = await import('../../collectors/progress.js');
     progress = await createProgressReporter({ out: ctx.stderr, json: inv.json });
   } catch (e) {
     await staging.then(discardStaged, () => undefined);
@@ -211,6 +212,14 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
     if (!placed) await staging.then(discardStaged, () => undefined);
     session.close();
   }
+}
+
+/**
+ * Loads what collect otherwise loads while its first requests are in flight (the state machine, the
+ * answer schemas): the build calls it once before it stores the body's code cache.
+ */
+export async function preloadForCodeCache(): Promise<void> {
+  await Promise.all([import('../../collectors/collect.js'), answerSchemas()]);
 }
 
 /** The installed profile the descriptor names, rechecked against the local authority. */

@@ -4,22 +4,49 @@
 // names it) before loading anything else: podman takes about half a second to answer /version, and that
 // wait is the floor of collect's own time. Reading the engine is not an external effect (it changes
 // nothing and runs nothing; docs/COLLECTOR.md).
-// The body is collect-flow.ts.
+// The body is collect-flow.ts, run from its one-file CommonJS bundle with V8's code cache.
 
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cacheFileOf, compileBody, loadBody, readCodeCache } from '../../cli/code-cache.js';
 import { engineReads } from '../../collectors/collect-early.js';
-import { connectEngine } from '../../collectors/engine.js';
 import { EngineApi } from '../../collectors/engine-api.js';
 import { engineAddressFor, engineCandidates } from '../../collectors/engine-endpoint.js';
-import { startStager } from '../../collectors/snapshot-stage.js';
+import * as progress from '../../collectors/progress.js';
+import * as snapshotStage from '../../collectors/snapshot-stage.js';
 import { probeEngine, probeRuntime, type EngineFacts } from '../../collectors/runtime-probe.js';
+import * as errors from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idOpt, optionalStringOpt, stringOpt } from '../options.js';
 import type { EngineReads } from './collect-flow.js';
 
-const FLOW_BUNDLE = './collect-flow.bundle.js';
+type Flow = typeof import('./collect-flow.js');
+
+/** The body bundle made by `npm run build` (scripts/bundle-hook.ts), and its code cache beside it. */
+export const COLLECT_BODY = fileURLToPath(new URL('../../../hook/agentscm-collect.body.cjs', import.meta.url));
+
+/**
+ * The modules the body shares with this process instead of carrying copies: errors.js (the CLI runner
+ * maps errors to exit codes by their class), the snapshot stager (its worker is a file beside it) and
+ * the progress reporter (its ink view is a dynamic import). The bundle names them by these ids.
+ */
+export const SHARED_WITH_BODY: Readonly<Record<string, object>> = {
+  'agentscm:errors': errors,
+  'agentscm:snapshot-stage': snapshotStage,
+  'agentscm:progress': progress,
+};
+
+/** Compiles (with the code cache when there is one) and runs the body; returns the script and exports. */
+export function loadCollectBody(cachedData: Buffer | undefined): { script: import('node:vm').Script; flow: Flow } {
+  const real = createRequire(COLLECT_BODY);
+  const req = Object.assign((id: string) => SHARED_WITH_BODY[id] ?? real(id), real) as NodeJS.Require;
+  const script = compileBody(COLLECT_BODY, cachedData);
+  return { script, flow: loadBody(script, COLLECT_BODY, path.dirname(COLLECT_BODY), req) as Flow };
+}
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
-
   // The plain option checks first: a usage error should not wait for the engine.
   stringOpt(inv, 'data-dir');
   stringOpt(inv, 'key-dir');
@@ -36,6 +63,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       facts = probeEngine(api, reads.version);
     } else {
       // The first candidate does not answer: the ordinary search decides (and names the failure).
+      const { connectEngine } = await import('../../collectors/engine.js');
       ({ api } = await connectEngine({ dockerHost, env: ctx.env }));
       facts = probeEngine(api);
     }
@@ -44,9 +72,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   })();
   engine.catch(() => undefined);
   // The snapshot staging worker boots while the body loads; the body hands it the revision.
-  const stager = startStager();
-  // The bundle of collect-flow.ts made by `npm run build` (one file instead of ~100 modules, zod's
-  // included: a quarter of a second less to load); the same code as collect-flow.js.
-  const flow = (await import(FLOW_BUNDLE)) as typeof import('./collect-flow.js');
+  const stager = snapshotStage.startStager();
+  // After a bare `tsc` there is no bundle: the same code as ES modules.
+  const flow = existsSync(COLLECT_BODY) ? loadCollectBody(readCodeCache(cacheFileOf(COLLECT_BODY))).flow : await import('./collect-flow.js');
   return flow.collect(ctx, inv, engine, stager);
 }
