@@ -7,7 +7,8 @@
 //
 // It is only a prefetch. The command resolves its endpoint with the ordinary rules (engine.ts) and takes
 // the prefetched reads only when they were asked of exactly that endpoint; otherwise it asks again. The
-// reads do not keep the process alive until they are taken, so a usage error exits at once.
+// reads do not keep the process alive until the command is about to use them, so a command that fails
+// first (a usage error, a missing data dir) exits at once.
 
 import { EngineApi, type EngineVersion } from './engine-api.js';
 import { engineAddressFor, engineCandidates, pingEngine } from './engine-endpoint.js';
@@ -18,24 +19,24 @@ export interface EngineReads {
   /** Whether /_ping answered (never rejects). */
   readonly answering: Promise<boolean>;
   readonly version: Promise<EngineVersion>;
-}
-
-interface Pending extends EngineReads {
-  readonly api: EngineApi;
+  /**
+   * The reads are asked in the background: they keep the process alive only from this call on (when
+   * the command is about to need them), so a command that fails before then exits at once.
+   */
+  foreground(): void;
 }
 
 // One slot per process, shared by the bundle's copy of this module and the ES module's copy.
 const SLOT = Symbol.for('agentscm.collect.early-engine-reads');
-type Slot = { [SLOT]?: Pending };
+type Slot = { [SLOT]?: EngineReads };
 
-function ask(url: string, background: boolean): Pending {
-  const api = new EngineApi(engineAddressFor(url));
-  if (background) api.background();
+function ask(url: string): EngineReads {
+  const api = new EngineApi(engineAddressFor(url)).background();
   // /version first: it is the slow one.
   const version = api.version();
   version.catch(() => undefined);
   const answering = pingEngine(api);
-  return { url, api, answering, version };
+  return { url, answering, version, foreground: () => api.foreground() };
 }
 
 /** The option's value as the parser reads it (`--docker-host URL` or `--docker-host=URL`), if given once. */
@@ -54,23 +55,16 @@ function dockerHostArg(argv: readonly string[]): string | undefined {
 export function prefetch(argv: readonly string[], env: NodeJS.ProcessEnv): void {
   try {
     const first = engineCandidates(dockerHostArg(argv), env)[0];
-    if (first) (globalThis as Slot)[SLOT] = ask(first.url, true);
+    if (first) (globalThis as Slot)[SLOT] = ask(first.url);
   } catch {
     // the command reports a bad endpoint itself
   }
 }
 
-/**
- * The reads of `url`: the prefetched ones if they were asked of exactly this endpoint (they keep the
- * process alive from now on), else new ones.
- */
+/** The reads of `url`: the prefetched ones if they were asked of exactly this endpoint, else new ones. */
 export function engineReads(url: string): EngineReads {
   const slot = globalThis as Slot;
   const early = slot[SLOT];
   delete slot[SLOT];
-  if (early && early.url === url) {
-    early.api.foreground();
-    return early;
-  }
-  return ask(url, false);
+  return early && early.url === url ? early : ask(url);
 }

@@ -107,7 +107,6 @@ export interface Stager {
  */
 export function startStager(): Stager {
   const worker = new Worker(new URL('./stage-worker.js', import.meta.url));
-  worker.unref();
   const staged = new Promise<string>((resolve, reject) => {
     let settled = false;
     worker.once('message', (m: { dir?: string; error?: StageFailure }) => {
@@ -127,6 +126,8 @@ export function startStager(): Stager {
     });
   });
   staged.catch(() => undefined);
+  // After the listeners: adding a 'message' listener refs the worker's port again.
+  worker.unref();
   let used = false;
   return {
     stage(r: StageRequest): Promise<string> {

@@ -13,7 +13,7 @@ import { generateKeyPair, sign } from '../../src/core/crypto/ed25519.js';
 import { loadKey } from '../../src/core/crypto/keystore.js';
 import { agentscm, json } from '../support/cli.js';
 import { EXAMPLE_WORKSPACE } from '../support/hub.js';
-import { checkpoint, claim, collect, collectorRig, executionDir, finalize, installProfile, profileDoc, qualification, retainedTransfers, retryUpload, type CollectorRig } from '../support/collector.js';
+import { checkpoint, claim, collect, collectorRig, executionDir, finalize, installProfile, profileDoc, qualification, retainedTransfers, retryUpload, type Claimed, type CollectorRig } from '../support/collector.js';
 
 describe('agent-task collect', () => {
   let rig: CollectorRig;
@@ -54,6 +54,13 @@ describe('agent-task collect', () => {
     assert.deepEqual(changed.doc.failures, [{ task_id: c.task_id, code: 'authorization_changed' }]);
     installProfile(rig, profileDoc(rig)); // the same bytes again are a new installation: still not the receipt's
     assert.equal(qualification(rig, 'pass').doc.qualified, false);
+  });
+
+  it('a collect refused before dispatch ends with its error: the early engine reads and the idle staging worker do not hold the process', () => {
+    const r = collect(rig, 'never-checkpointed', { task_id: 'task-none', attempt_id: 'att-none' } as Claimed);
+    assert.ok(r.code !== 0 && r.code !== -1, `exit ${r.code}: ${r.stderr}`);
+    const doc = json(r) as { error?: { code?: string } };
+    assert.equal(typeof doc.error?.code, 'string', r.stdout);
   });
 
   it('a failing check exits 0, uploads a typed failed record and does not qualify', () => {

@@ -29,7 +29,11 @@ export interface EngineReads {
   observed(imageId: string): Promise<string>;
 }
 
-export async function collect(ctx: CommandContext, inv: Invocation, engine: Promise<EngineReads>, stager: Stager): Promise<CommandResult> {
+/**
+ * `engine` gives the engine connection and its identity reads, already under way; they keep the process
+ * alive only once it is first called.
+ */
+export async function collect(ctx: CommandContext, inv: Invocation, engine: () => Promise<EngineReads>, stager: Stager): Promise<CommandResult> {
 
   const dataDir = stringOpt(inv, 'data-dir');
   const keyDir = stringOpt(inv, 'key-dir');
@@ -41,7 +45,6 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
   const session = new CollectorSession(inv, 120_000);
   // The Hub's descriptor and status are asked at once, in parallel with the engine reads already under
   // way; nothing runs before the reservation below.
-  const startEngine = () => engine;
   const statusRead = () =>
     session.call('status', { operation: 'status', subject: subjectToJson(subject) as JsonValue, task_id: task.task_id, task_digest: task.task_digest, attempt_id: attemptId });
   const firstStatus = statusRead();
@@ -109,7 +112,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
       resumed = true;
       c.skipAll(progress, ['materialize', 'reserve', 'run', 'sign', 'retain'], 'retained');
     } else {
-      observedP = startEngine().then((e) => e.observed(profile.recipe.image_id));
+      observedP = engine().then((e) => e.observed(profile.recipe.image_id));
       observedP.catch(() => undefined);
       progress.start('reserve');
       await statusCheck('before dispatch', firstStatus);
@@ -122,7 +125,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: Prom
       const staged = await staging;
 
       progress.done('materialize', 'staged');
-      const { api } = await startEngine();
+      const { api } = await engine();
       // Checked once the container exists and before it starts, so the probe overlaps materialization
       // and creation; a different runtime never starts the command (and there is no fallback).
       const checkRuntime = async () => {

@@ -51,11 +51,11 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   stringOpt(inv, 'data-dir');
   stringOpt(inv, 'key-dir');
   idOpt(inv, 'attempt-id');
-  const engine: Promise<EngineReads> = (async () => {
-    const dockerHost = optionalStringOpt(inv, 'docker-host');
-    const first = engineCandidates(dockerHost, ctx.env)[0];
-    // /_ping and /version of the first candidate, asked together (by the launcher, if it could).
-    const reads = first ? engineReads(first.url) : undefined;
+  const dockerHost = optionalStringOpt(inv, 'docker-host');
+  const first = engineCandidates(dockerHost, ctx.env)[0];
+  // /_ping and /version of the first candidate, asked together (by the launcher, if it could).
+  const reads = first ? engineReads(first.url) : undefined;
+  const reading: Promise<EngineReads> = (async () => {
     let api: EngineApi;
     let facts: Promise<EngineFacts>;
     if (reads && (await reads.answering)) {
@@ -70,7 +70,11 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     facts.catch(() => undefined);
     return { api, observed: async (imageId: string) => (await probeRuntime(api, imageId, facts)).digest };
   })();
-  engine.catch(() => undefined);
+  reading.catch(() => undefined);
+  const engine = (): Promise<EngineReads> => {
+    reads?.foreground();
+    return reading;
+  };
   // The snapshot staging worker boots while the body loads; the body hands it the revision.
   const stager = snapshotStage.startStager();
   // After a bare `tsc` there is no bundle: the same code as ES modules.
