@@ -42,12 +42,12 @@ await build({
 // everything it imports, zod included, become one CommonJS file, dist/hook/agentscm-collect.body.cjs,
 // which collect.ts runs with V8's code cache (src/cli/code-cache.ts; made below by loading the body once).
 // Kept outside and handed in by collect.ts under fixed ids (SHARED_WITH_BODY): errors.js (the CLI runner
-// maps errors to exit codes by their class, so there must be one AgentscmError), the snapshot stager (its
-// worker thread is a file beside it) and the progress reporter (its ink view is a dynamic import, so ink
-// and react load only on a terminal). Packages that are native or lazily loaded stay packages.
+// maps errors to exit codes by their class, so there must be one AgentscmError) and the progress reporter
+// (its ink view is a dynamic import, so ink and react load only on a terminal). The staging worker is
+// started by collect.ts (stager.ts finds the worker's file beside it). Packages that are native or lazily
+// loaded stay packages.
 const shared: Record<string, string> = {
   [path.join(root, 'dist/src/core/errors.js')]: 'agentscm:errors',
-  [path.join(root, 'dist/src/collectors/snapshot-stage.js')]: 'agentscm:snapshot-stage',
   [path.join(root, 'dist/src/collectors/progress.js')]: 'agentscm:progress',
 };
 const collectBody = path.join(root, 'dist/hook/agentscm-collect.body.cjs');

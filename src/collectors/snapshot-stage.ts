@@ -2,7 +2,8 @@
 // owner-private directory, then move it to the attempt's own directory once the run is known to be
 // fresh. Collect stages while it waits for the Hub and the engine, in a worker thread (stage-worker.ts)
 // so that the copy of a large snapshot uses the machine's other core instead of delaying the main
-// thread's own work (loading the answer schemas, checking the descriptor, reserving).
+// thread's own work (loading the answer schemas, checking the descriptor, reserving). The worker is
+// started by stager.ts; this module is what it runs, and what collect's body bundles.
 //
 // Layout: STATE/snapshots/<S> is the attempt's directory (S: one digest component over the revision and
 // the attempt); STATE/snapshots/<S>.staging-<random> is a staging directory.
@@ -10,10 +11,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { canonicalJsonBytes } from '../core/canonical/json.js';
 import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
-import { AgentscmError, localState, type ErrorKind } from '../core/errors.js';
+import { localState, type ErrorKind } from '../core/errors.js';
 import { ensurePrivateDir, lstatOrUndefined } from '../core/fs/safe.js';
 import { MODE_EXEC, MODE_SYMLINK, SnapshotStore } from '../core/native/snapshot.js';
 
@@ -92,57 +92,6 @@ export interface StageFailure {
   readonly kind?: ErrorKind;
   readonly code?: string;
   readonly message: string;
-}
-
-/** A staging worker started ahead of its request. */
-export interface Stager {
-  /** Hands the worker its one request; resolves with the staging path. */
-  stage(r: StageRequest): Promise<string>;
-}
-
-/**
- * Starts the staging worker (stage-worker.ts) now, so that it boots and loads its modules (tens of
- * milliseconds) while the caller works out what to stage. Until stage() is called the worker does not
- * keep the process alive: a run that never stages just ends.
- */
-export function startStager(): Stager {
-  const worker = new Worker(new URL('./stage-worker.js', import.meta.url));
-  const staged = new Promise<string>((resolve, reject) => {
-    let settled = false;
-    worker.once('message', (m: { dir?: string; error?: StageFailure }) => {
-      settled = true;
-      if (m.dir !== undefined) resolve(m.dir);
-      else {
-        const f = m.error ?? { message: 'staging failed' };
-        reject(f.kind !== undefined && f.code !== undefined ? new AgentscmError(f.kind, f.code, f.message) : new Error(f.message));
-      }
-    });
-    worker.once('error', (e) => {
-      settled = true;
-      reject(e);
-    });
-    worker.once('exit', (code) => {
-      if (!settled) reject(new Error(`the snapshot staging worker exited with code ${code}`));
-    });
-  });
-  staged.catch(() => undefined);
-  // After the listeners: adding a 'message' listener refs the worker's port again.
-  worker.unref();
-  let used = false;
-  return {
-    stage(r: StageRequest): Promise<string> {
-      if (used) throw new Error('a stager stages one snapshot');
-      used = true;
-      worker.ref();
-      worker.postMessage(r);
-      return staged;
-    },
-  };
-}
-
-/** Stages the snapshot in a worker thread; resolves with the staging path. */
-export function stageSnapshot(r: StageRequest): Promise<string> {
-  return startStager().stage(r);
 }
 
 /**

@@ -1,4 +1,4 @@
-// Worker thread of startStager (snapshot-stage.ts): waits for its one request, stages that snapshot and
+// Worker thread of startStager (stager.ts): waits for its one request, stages that snapshot and
 // posts back its path, or the error that stopped it.
 
 import { parentPort } from 'node:worker_threads';

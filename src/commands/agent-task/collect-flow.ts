@@ -10,11 +10,12 @@ import type { Descriptor } from '../../core/contract/collector.js';
 import { executionRecordBytes, executionRequestBytes, executionRequestDigest, recipeJson, type CollectorProfile } from '../../core/collector/transfer.js';
 import { subjectToJson } from '../../core/authority/plan.js';
 import { verificationKeyId } from '../../core/crypto/ed25519.js';
+import { nodeCrypto } from '../../core/crypto/lazy.js';
 import { loadKey } from '../../core/crypto/keystore.js';
 import { AgentscmError, conflict, localState } from '../../core/errors.js';
 import type { EngineApi } from '../../collectors/engine-api.js';
-// Not bundled (scripts/bundle-hook.ts): its worker is a file next to it.
-import { discardStaged, placeSnapshot, type Stager } from '../../collectors/snapshot-stage.js';
+import { discardStaged, placeSnapshot } from '../../collectors/snapshot-stage.js';
+import type { Stager } from '../../collectors/stager.js';
 // Not bundled either: its terminal view is a dynamic import, which only an ES module can make here.
 import { createProgressReporter, type ProgressReporter } from '../../collectors/progress.js';
 import { lstatOrUndefined } from '../../core/fs/safe.js';
@@ -35,6 +36,9 @@ export interface EngineReads {
  */
 export async function collect(ctx: CommandContext, inv: Invocation, engine: () => Promise<EngineReads>, stager: Stager): Promise<CommandResult> {
 
+  // Collect hashes in bulk (the snapshot manifest, the transfer) and loads node:crypto anyway: every
+  // digest uses it from the first on, instead of cold plain-JavaScript SHA-256 (core/crypto/lazy.ts).
+  nodeCrypto();
   const dataDir = stringOpt(inv, 'data-dir');
   const keyDir = stringOpt(inv, 'key-dir');
   const stateDir = optionalStringOpt(inv, 'state-dir') ?? path.join(keyDir, 'state');

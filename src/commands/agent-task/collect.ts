@@ -15,7 +15,7 @@ import { engineReads } from '../../collectors/collect-early.js';
 import { EngineApi } from '../../collectors/engine-api.js';
 import { engineAddressFor, engineCandidates } from '../../collectors/engine-endpoint.js';
 import * as progress from '../../collectors/progress.js';
-import * as snapshotStage from '../../collectors/snapshot-stage.js';
+import { startStager } from '../../collectors/stager.js';
 import { probeEngine, probeRuntime, type EngineFacts } from '../../collectors/runtime-probe.js';
 import * as errors from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
@@ -29,12 +29,11 @@ export const COLLECT_BODY = fileURLToPath(new URL('../../../hook/agentscm-collec
 
 /**
  * The modules the body shares with this process instead of carrying copies: errors.js (the CLI runner
- * maps errors to exit codes by their class), the snapshot stager (its worker is a file beside it) and
- * the progress reporter (its ink view is a dynamic import). The bundle names them by these ids.
+ * maps errors to exit codes by their class) and the progress reporter (its ink view is a dynamic
+ * import). The bundle names them by these ids.
  */
 export const SHARED_WITH_BODY: Readonly<Record<string, object>> = {
   'agentscm:errors': errors,
-  'agentscm:snapshot-stage': snapshotStage,
   'agentscm:progress': progress,
 };
 
@@ -76,7 +75,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     return reading;
   };
   // The snapshot staging worker boots while the body loads; the body hands it the revision.
-  const stager = snapshotStage.startStager();
+  const stager = startStager();
   // After a bare `tsc` there is no bundle: the same code as ES modules.
   const flow = existsSync(COLLECT_BODY) ? loadCollectBody(readCodeCache(cacheFileOf(COLLECT_BODY))).flow : await import('./collect-flow.js');
   return flow.collect(ctx, inv, engine, stager);
