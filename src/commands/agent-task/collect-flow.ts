@@ -35,7 +35,6 @@ export interface EngineReads {
  * alive only once it is first called.
  */
 export async function collect(ctx: CommandContext, inv: Invocation, engine: () => Promise<EngineReads>, stager: Stager): Promise<CommandResult> {
-
   // Collect hashes in bulk (the snapshot manifest, the transfer) and loads node:crypto anyway: every
   // digest uses it from the first on, instead of cold plain-JavaScript SHA-256 (core/crypto/lazy.ts).
   nodeCrypto();
@@ -45,7 +44,6 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
   const attemptId = idOpt(inv, 'attempt-id');
   const { subject, tasks } = localSubject(inv);
   const task = pickTask(inv, tasks);
-
   const session = new CollectorSession(inv, 120_000);
   // The Hub's descriptor and status are asked at once, in parallel with the engine reads already under
   // way; nothing runs before the reservation below.
@@ -83,7 +81,6 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
     }
     if (d.repository !== repositoryOpt(inv) || d.profile !== idOpt(inv, 'profile')) throw malformed('the descriptor is for another repository or profile');
     const profile = recompile(dataDir, d);
-
     const key = loadKey(keyDir);
     if (verificationKeyId(key.publicKey) !== d.registration.verification_key_id) throw localState('the key in --key-dir is not the enrolled key of the attempt\'s registration', 'WRONG_KEY');
     const requestBytes = executionRequestBytes(
@@ -120,14 +117,12 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
       observedP.catch(() => undefined);
       progress.start('reserve');
       await statusCheck('before dispatch', firstStatus);
-
       const { reservation, fresh } = c.reserve(stateDir, d);
       resumed = !fresh;
       progress.done('reserve', fresh ? undefined : 'resumed');
       c.faultPoint('after-reserve');
 
       const staged = await staging;
-
       progress.done('materialize', 'staged');
       const { api } = await engine();
       // Checked once the container exists and before it starts, so the probe overlaps materialization
@@ -160,7 +155,6 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
       });
       if (!placed) progress.start('run', 'completing the run a crashed collector started');
       recovered = run.recovered;
-
       runMs = run.recovered ? null : run.elapsedMs;
       progress.done('run', `exit ${run.result.exitCode}${run.result.timedOut ? ', timed out' : ''}`);
       await checkRuntime();
@@ -174,7 +168,6 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
       progress.done('sign');
       progress.start('retain');
       bytes = c.retain(paths, signed);
-
       progress.done('retain', `${bytes.length} bytes`);
       c.faultPoint('after-retain');
     }
