@@ -17,11 +17,52 @@ import { fileURLToPath } from 'node:url';
 import { useBuiltinsDirectly } from './bundle-builtins.js';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
 import { exampleCheckpointedWorkspace } from './example-authority.js';
+import Database from 'better-sqlite3';
+import { AUTHORITY_FILE } from '../src/core/authority/read-only.js';
+import { WORKSPACES_FILE } from '../src/core/native/workspace-state.js';
+import { parseCreateTable } from '../src/core/sqlite-read/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const hookDir = path.join(root, 'dist', 'hook');
 const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' } as const;
-buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')], outfile: path.join(hookDir, BODY_NAME) });
+
+/**
+ * The CREATE TABLE statements of the stores the hook reads (an authority and a workspace state, as this
+ * project's code creates them), each with its parse: the reader then parses only a statement with other
+ * text (src/core/sqlite-read/index.ts, AGENTSCM_PARSED_TABLES).
+ */
+function parsedTables(): [string, ReturnType<typeof parseCreateTable>][] {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-hook-schema-'));
+  try {
+    const { dataDir } = exampleCheckpointedWorkspace(tmp, { owner: 'build', agent: 'schema' });
+    const out: [string, ReturnType<typeof parseCreateTable>][] = [];
+    for (const file of [AUTHORITY_FILE, WORKSPACES_FILE]) {
+      const db = new Database(path.join(dataDir, file), { readonly: true, fileMustExist: true });
+      try {
+        const sqls = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND sql IS NOT NULL ORDER BY name").pluck().all() as string[];
+        for (const sql of sqls) {
+          try {
+            out.push([sql, parseCreateTable(sql)]);
+          } catch {
+            // A table the reader does not read (or could not): it is parsed, and refused, at run time.
+          }
+        }
+      } finally {
+        db.close();
+      }
+    }
+    return out;
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+buildSync({
+  ...common,
+  entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
+  outfile: path.join(hookDir, BODY_NAME),
+  define: { AGENTSCM_PARSED_TABLES: JSON.stringify(parsedTables()) },
+});
 buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-loader-main.js')], outfile: path.join(hookDir, 'agentscm-stop-hook.cjs') });
 for (const name of [BODY_NAME, 'agentscm-stop-hook.cjs']) useBuiltinsDirectly(path.join(hookDir, name));
 const cacheFile = path.join(hookDir, CACHE_NAME);

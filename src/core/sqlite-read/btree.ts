@@ -167,6 +167,14 @@ export function decodeRecord(r: Buffer): SqlValue[] {
   return types.map((t, i) => fieldValue(r, t, offsets[i]!));
 }
 
+/** Decodes the first count fields of a record (fewer when it has fewer). */
+export function decodeFields(r: Buffer, count: number): SqlValue[] {
+  const { types, offsets } = recordHeader(r);
+  const out: SqlValue[] = [];
+  for (let i = 0; i < count && i < types.length; i++) out.push(fieldValue(r, types[i]!, offsets[i]!));
+  return out;
+}
+
 /** A key to compare index entries with: integers, or text as its UTF-8 bytes. */
 export type KeyPart = number | Buffer;
 
@@ -271,9 +279,9 @@ export function tableRow(src: PageSource, root: number, rowid: number | bigint):
   }
 }
 
-/** Every row of a table B-tree in rowid order, as [rowid, record]. */
-export function tableScan(src: PageSource, root: number): [number | bigint, SqlValue[]][] {
-  const out: [number | bigint, SqlValue[]][] = [];
+/** Every row of a table B-tree in rowid order, as [rowid, undecoded record]. */
+export function tableRecords(src: PageSource, root: number): [number | bigint, Buffer][] {
+  const out: [number | bigint, Buffer][] = [];
   const walk = (n: number, depth: number): void => {
     if (depth > MAX_DEPTH) throw unreadable('B-tree too deep');
     const p = btreePage(src, n);
@@ -287,7 +295,7 @@ export function tableScan(src: PageSource, root: number): [number | bigint, SqlV
       const off = cellOffset(src, p, i);
       const [size, n1] = smallVarint(p.data, off);
       const [key, n2] = rowidVarint(p.data, off + n1);
-      out.push([key, decodeRecord(payload(src, p, off + n1 + n2, size))]);
+      out.push([key, payload(src, p, off + n1 + n2, size)]);
     }
   };
   walk(root, 0);

@@ -7,7 +7,7 @@
 // sqlite_schema must declare exactly those, or the read fails (a schema this reader was not written
 // for is not guessed at).
 
-import { indexSeek, tableRow, tableScan, type SqlValue } from './btree.js';
+import { decodeFields, decodeRecord, indexSeek, tableRecords, tableRow, type SqlValue } from './btree.js';
 import { unreadable, withSnapshot, type PageSource } from './file.js';
 
 export type { SqlValue };
@@ -102,7 +102,15 @@ function nameList(tokens: readonly Token[], i: number): string[] {
   throw unreadable('unterminated constraint in the schema');
 }
 
-const parsedTables = new Map<string, Omit<TableInfo, 'root'>>();
+/**
+ * CREATE TABLE statements parsed when the Stop hook's bundle was built (scripts/bundle-stop-hook.ts
+ * defines this), taken from stores the project's own code created. A parse depends on the statement's
+ * text alone, so a stored statement with the same text needs no parse at run time; any other text is
+ * parsed as usual. Undefined outside that bundle.
+ */
+declare const AGENTSCM_PARSED_TABLES: readonly (readonly [string, Omit<TableInfo, 'root'>])[] | undefined;
+
+const parsedTables = new Map<string, Omit<TableInfo, 'root'>>(typeof AGENTSCM_PARSED_TABLES === 'undefined' ? [] : AGENTSCM_PARSED_TABLES);
 
 /** Parses a CREATE TABLE statement: column names, the rowid alias, the automatic indexes in order. */
 export function parseCreateTable(sql: string): Omit<TableInfo, 'root'> {
@@ -189,26 +197,39 @@ function parseCreate(sql: string): Omit<TableInfo, 'root'> {
   return { columns, rowidAlias, autoIndexes };
 }
 
-// The schema rows of recently read files whose schema fits in page 1 (a leaf page): a hook reads each
+/**
+ * sqlite_schema's rows by `type name` (the first row of each, in rowid order, as a lookup by type and
+ * name would find it), undecoded: a read needs a handful of the rows, so only their type and name are
+ * decoded up front.
+ */
+type Schema = Map<string, Buffer>;
+
+// The schemas of recently read files whose schema fits in page 1 (a leaf page): a hook reads each
 // store twice (before and after its Hub call), and identical page bytes hold identical rows (page 1
 // also carries the schema cookie, which every schema change increments).
-const schemas: { page: Buffer; rows: [number | bigint, SqlValue[]][] }[] = [];
+const schemas: { page: Buffer; schema: Schema }[] = [];
 
-function schemaOf(src: PageSource): [number | bigint, SqlValue[]][] {
+function schemaOf(src: PageSource): Schema {
   const page = src.page(1);
   const hit = schemas.find((s) => s.page.equals(page));
-  if (hit) return hit.rows;
-  const rows = tableScan(src, 1);
+  if (hit) return hit.schema;
+  const schema: Schema = new Map();
+  for (const [, rec] of tableRecords(src, 1)) {
+    const [type, name] = decodeFields(rec, 2);
+    if (typeof type !== 'string' || typeof name !== 'string') continue;
+    const key = `${type} ${name}`;
+    if (!schema.has(key)) schema.set(key, rec);
+  }
   if (page[100] === 0x0d) {
-    schemas.push({ page: Buffer.from(page), rows });
+    schemas.push({ page: Buffer.from(page), schema });
     if (schemas.length > 4) schemas.shift();
   }
-  return rows;
+  return schema;
 }
 
 /** One consistent snapshot of a database, for keyed reads. Valid only inside readSqlite's callback. */
 export class SqliteSnapshot {
-  private schema: [number | bigint, SqlValue[]][] | undefined;
+  private schema: Schema | undefined;
   private readonly tables = new Map<string, TableInfo>();
 
   constructor(private readonly src: PageSource) {
@@ -224,17 +245,19 @@ export class SqliteSnapshot {
     return Buffer.from(this.src.page(1).subarray(60, 64)).readInt32BE(0);
   }
 
-  private schemaRows(): [number | bigint, SqlValue[]][] {
+  /** The decoded schema row of this type and name, if any. */
+  private schemaRow(type: string, name: string): SqlValue[] | undefined {
     this.schema ??= schemaOf(this.src);
-    return this.schema;
+    const rec = this.schema.get(`${type} ${name}`);
+    return rec && decodeRecord(rec);
   }
 
   private table(name: string, columns: readonly string[]): TableInfo {
     const hit = this.tables.get(name);
     if (hit) return hit;
-    const row = this.schemaRows().find(([, r]) => r[0] === 'table' && r[1] === name);
+    const row = this.schemaRow('table', name);
     if (!row) throw unreadable(`no table ${name}`);
-    const [, , , root, sql] = row[1];
+    const [, , , root, sql] = row;
     if (typeof root !== 'number' || typeof sql !== 'string') throw unreadable('malformed schema row');
     const parsed = parseCreateTable(sql);
     if (parsed.columns.length !== columns.length || parsed.columns.some((c, i) => c !== columns[i])) throw unreadable(`table ${name} has other columns`);
@@ -253,9 +276,9 @@ export class SqliteSnapshot {
     const n = t.autoIndexes.findIndex((a) => a.length === keyColumns.length && a.every((c, i) => c === keyColumns[i]));
     if (n < 0) throw unreadable(`no index on ${table}(${keyColumns.join(', ')})`);
     const indexName = `sqlite_autoindex_${table}_${n + 1}`;
-    const ix = this.schemaRows().find(([, r]) => r[0] === 'index' && r[1] === indexName && r[2] === table);
-    if (!ix || typeof ix[1][3] !== 'number') throw unreadable(`no index ${indexName}`);
-    const entries = indexSeek(this.src, ix[1][3], key.map((k) => (typeof k === 'string' ? Buffer.from(k, 'utf8') : k)));
+    const ix = this.schemaRow('index', indexName);
+    if (!ix || ix[2] !== table || typeof ix[3] !== 'number') throw unreadable(`no index ${indexName}`);
+    const entries = indexSeek(this.src, ix[3], key.map((k) => (typeof k === 'string' ? Buffer.from(k, 'utf8') : k)));
     if (entries.length > 1) throw unreadable(`index ${indexName} holds duplicate keys`);
     const entry = entries[0];
     if (!entry) return undefined;
