@@ -9,6 +9,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { AgentscmError } from '../../src/core/errors.js';
+import { isIpv4Literal, parseEndpoint } from '../../src/core/hub-client/answer.js';
 import { callOnce, HubConnection, MAX_HEAD_BYTES, type WireKind } from '../../src/core/hub-client/http1.js';
 
 const TOKEN = 'agentscm_wt1_0123456789abcdef01234567_' + 'A'.repeat(43);
@@ -187,3 +188,30 @@ for (const wire of ['auto', 'net'] as const satisfies readonly WireKind[]) {
     });
   });
 }
+
+describe('parseEndpoint', () => {
+  // The literal IPv4 form is parsed without URL: it must give what URL gives, and leave every other
+  // spelling to URL (with URL's checks).
+  const viaUrl = (e: string) => {
+    const u = new URL(e);
+    return { hostname: u.hostname, port: u.port, host: u.host };
+  };
+  test('agrees with URL on literal and other endpoints', () => {
+    for (const e of [
+      'http://127.0.0.1:8080', 'http://127.0.0.1:8080/', 'http://10.0.0.255:80', 'http://0.0.0.0:0', 'http://1.2.3.4:65535/',
+      'http://127.0.0.1:080', 'http://127.0.0.01:8080', 'http://127.1:8080', 'http://0x7f.0.0.1:9', 'http://127.0.0.1', 'http://127.0.0.1/',
+      'http://127.0.0.1:', 'HTTP://127.0.0.1:8080', 'http://localhost:8080', 'http://[::1]:8080', 'http://1.2.3.4.:8080', ' http://1.2.3.4:8080',
+    ]) {
+      assert.deepEqual({ ...parseEndpoint(e) }, viaUrl(e), e);
+    }
+  });
+  test('refuses what URL refuses or what is not a bare http endpoint', () => {
+    for (const e of ['http://256.0.0.1:8080', 'http://1.2.3.4:65536', 'http://1.2.3.4:8080/x', 'http://a@1.2.3.4:8080', 'https://1.2.3.4:8080', 'http://1.2.3.4:8080?q', '1.2.3.4:8080']) {
+      assert.throws(() => parseEndpoint(e), (x: unknown) => x instanceof AgentscmError && x.code === 'BAD_ENDPOINT', e);
+    }
+  });
+  test('isIpv4Literal is the canonical dotted quad', () => {
+    for (const h of ['0.0.0.0', '127.0.0.1', '255.255.255.255', '1.22.133.249']) assert.equal(isIpv4Literal(h), true, h);
+    for (const h of ['256.0.0.1', '01.2.3.4', '1.2.3', '1.2.3.4.5', '1..2.3', '', 'a.b.c.d', '1.2.3.4 ', '-1.2.3.4', '1.2.3.1000']) assert.equal(isIpv4Literal(h), false, h);
+  });
+});

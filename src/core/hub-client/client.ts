@@ -8,14 +8,14 @@
 
 import * as http from 'node:http';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
-import { answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, operationPath, parseEndpoint, requestHeaders, type HubAnswer, type HubClientOptions } from './answer.js';
+import { answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, operationPath, parseEndpoint, requestHeaders, type Endpoint, type HubAnswer, type HubClientOptions } from './answer.js';
 
 export {
   DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, parseEndpoint, readTokenFile, TOKEN_FILE_MAX_BYTES, type HubAnswer, type HubClientOptions,
 } from './answer.js';
 
 export class HubClient {
-  private readonly base: URL;
+  private readonly base: Endpoint;
   private readonly agent: http.Agent;
 
   constructor(private readonly opts: HubClientOptions) {

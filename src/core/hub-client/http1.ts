@@ -16,7 +16,10 @@
 // lookup), the request goes through node:net, loaded only then: same bytes, same checks.
 
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
-import { answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, operationPath, parseEndpoint, requestHeaders, type HubAnswer, type HubClientOptions } from './answer.js';
+import {
+  answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, isIpv4Literal, operationPath, parseEndpoint, requestHeaders,
+  type Endpoint, type HubAnswer, type HubClientOptions,
+} from './answer.js';
 
 /** Bound on the status line and headers of an answer. */
 export const MAX_HEAD_BYTES = 16 * 1024;
@@ -127,7 +130,6 @@ interface WireEvents {
 
 /** libuv's fixed end-of-stream status (UV_EOF). */
 const UV_EOF = -4095;
-const IPV4 = /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 interface TcpHandle {
   connect(req: object, host: string, port: number): number;
@@ -273,7 +275,7 @@ export type WireKind = 'auto' | 'net';
 function openWire(kind: WireKind, hostname: string, port: number, events: WireEvents): Wire {
   const ipv6 = hostname.startsWith('[');
   const host = ipv6 ? hostname.slice(1, -1) : hostname;
-  const b = kind === 'auto' && (ipv6 || IPV4.test(host)) ? tcpBindings() : null;
+  const b = kind === 'auto' && (ipv6 || isIpv4Literal(host)) ? tcpBindings() : null;
   return b ? rawWire(b, host, port, ipv6, events) : netWire(host, port, events);
 }
 
@@ -284,7 +286,7 @@ function openWire(kind: WireKind, hostname: string, port: number, events: WireEv
  * unused connection.
  */
 export class HubConnection {
-  private readonly base: URL;
+  private readonly base: Endpoint;
   private readonly wire: Wire;
   private readonly timer: NodeJS.Timeout;
   private readonly outcome: Promise<HubAnswer>;
