@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { AgentscmError } from '../../src/core/errors.js';
-import { isIpv4Literal, parseEndpoint } from '../../src/core/hub-client/answer.js';
+import { isIpv4Literal, isJsonContentType, parseEndpoint } from '../../src/core/hub-client/answer.js';
 import { callOnce, HubConnection, MAX_HEAD_BYTES, type WireKind } from '../../src/core/hub-client/http1.js';
 
 const TOKEN = 'agentscm_wt1_0123456789abcdef01234567_' + 'A'.repeat(43);
@@ -214,4 +214,14 @@ describe('parseEndpoint', () => {
     for (const h of ['0.0.0.0', '127.0.0.1', '255.255.255.255', '1.22.133.249']) assert.equal(isIpv4Literal(h), true, h);
     for (const h of ['256.0.0.1', '01.2.3.4', '1.2.3', '1.2.3.4.5', '1..2.3', '', 'a.b.c.d', '1.2.3.4 ', '-1.2.3.4', '1.2.3.1000']) assert.equal(isIpv4Literal(h), false, h);
   });
+});
+
+test('isJsonContentType accepts what /^application\\/json\\b/i accepts', () => {
+  for (const t of [
+    'application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/json ', 'application/json-seq',
+    'application/jsonx', 'application/json_1', 'application/json9', 'application/jso', '', 'text/json', ' application/json', 'application/json\u00e9',
+    'appl\u0130cation/json', 'app\u017Fication/json', 'application/js\u212Aon', 'APPLICATION/JSON+x',
+  ]) {
+    assert.equal(isJsonContentType(t), /^application\/json\b/i.test(t), t);
+  }
 });

@@ -58,13 +58,19 @@ export function decodeStopPayload(bytes: Buffer): StopPayload {
 
 /** Reads a descriptor (the hosts' stdin pipe) to the end synchronously, refusing more than the bound. */
 export function readFdBounded(fd: number, max = STOP_PAYLOAD_MAX_BYTES): Buffer {
-  const chunks: Buffer[] = [];
+  // One buffer, grown only when full: a payload is a few hundred bytes, so the read that sees the end
+  // normally lands in the same buffer (no second buffer, no concatenation).
+  let buf = Buffer.allocUnsafe(Math.min(64 * 1024, max + 1));
   let total = 0;
   for (;;) {
-    const buf = Buffer.allocUnsafe(64 * 1024);
+    if (total === buf.length) {
+      const grown = Buffer.allocUnsafe(Math.min(buf.length * 2, max + 1));
+      buf.copy(grown, 0, 0, total);
+      buf = grown;
+    }
     let n: number;
     try {
-      n = fs.readSync(fd, buf, 0, buf.length, null);
+      n = fs.readSync(fd, buf, total, buf.length - total, null);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN') continue; // a non-blocking pipe with nothing yet
@@ -74,9 +80,8 @@ export function readFdBounded(fd: number, max = STOP_PAYLOAD_MAX_BYTES): Buffer 
     if (n === 0) break;
     total += n;
     if (total > max) throw malformedStdin();
-    chunks.push(buf.subarray(0, n));
   }
-  return Buffer.concat(chunks, total);
+  return buf.subarray(0, total);
 }
 
 /** Reads stdin to the end, refusing more than the payload bound. */

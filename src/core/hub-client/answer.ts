@@ -121,9 +121,27 @@ export function requestHeaders(token: string, payload: Buffer | undefined, conte
 
 export const answerTooLarge = (): AgentscmError => fail('HUB_MALFORMED', 'ANSWER_TOO_LARGE', 'the Hub answer is larger than the client accepts');
 
+const JSON_TYPE = 'application/json';
+
+/**
+ * What /^application\/json\b/i accepts: the type in any ASCII case, then no word character. Written out
+ * because a case-insensitive pattern's first use costs a short-lived process more than the check.
+ */
+export function isJsonContentType(contentType: string): boolean {
+  if (contentType.length < JSON_TYPE.length) return false;
+  for (let i = 0; i < JSON_TYPE.length; i++) {
+    let c = contentType.charCodeAt(i);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== JSON_TYPE.charCodeAt(i)) return false;
+  }
+  const n = contentType.charCodeAt(JSON_TYPE.length);
+  // No following character (NaN), or one that is not in \w ([A-Za-z0-9_]).
+  return !((n >= 48 && n <= 57) || (n >= 65 && n <= 90) || (n >= 97 && n <= 122) || n === 95);
+}
+
 /** Decodes a complete answer: a JSON content type and one strict JSON document, else typed failures. */
 export function decodeAnswer(status: number, contentType: string, body: Buffer, max: number): HubAnswer {
-  if (!/^application\/json\b/i.test(contentType)) {
+  if (!isJsonContentType(contentType)) {
     if (status === 401 || status === 403) throw fail('AUTH_REJECTED', 'AUTH_REJECTED', `the Hub rejected the token (HTTP ${status})`);
     throw fail('HUB_MALFORMED', 'NOT_JSON', `the Hub answered HTTP ${status} without a JSON document`);
   }
