@@ -282,13 +282,13 @@ function openWire(kind: WireKind, hostname: string, port: number, events: WireEv
 /**
  * One connection to the Hub for exactly one request. The TCP connection is opened at construction and
  * the request is sent only by request(): a caller can do local work while the handshake completes.
- * Until request() is called the socket and the timer do not keep the process alive; close() ends an
+ * Until request() is called the socket does not keep the process alive; close() ends an
  * unused connection.
  */
 export class HubConnection {
   private readonly base: Endpoint;
   private readonly wire: Wire;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   private readonly outcome: Promise<HubAnswer>;
   private resolveOutcome!: (a: HubAnswer) => void;
   private rejectOutcome!: (e: unknown) => void;
@@ -309,8 +309,6 @@ export class HubConnection {
     });
     // A failure before request() is reported by request(); until then nobody awaits it.
     this.outcome.catch(() => {});
-    this.timer = setTimeout(() => this.fail(fail('HUB_UNREACHABLE', 'HUB_TIMEOUT', 'the Hub did not answer in time')), opts.timeoutMs ?? 30_000);
-    this.timer.unref();
     this.wire = openWire(wire, this.base.hostname, Number(this.base.port || 80), {
       data: (c) => {
         this.received = this.received.length === 0 ? c : Buffer.concat([this.received, c]);
@@ -335,7 +333,12 @@ export class HubConnection {
     for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
     head += 'Connection: close\r\n\r\n';
     if (!this.settled) {
-      this.timer.ref();
+      // The time limit runs from the request. setImmediate arms it after the event loop's I/O phase
+      // in which the connected socket sends the bytes: a first timer costs a cold process about a
+      // millisecond, which then overlaps the Hub's work instead of delaying the request.
+      setImmediate(() => {
+        if (!this.settled) this.timer = setTimeout(() => this.fail(fail('HUB_UNREACHABLE', 'HUB_TIMEOUT', 'the Hub did not answer in time')), this.opts.timeoutMs ?? 30_000);
+      });
       this.wire.ref();
       this.wire.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
     }
@@ -361,7 +364,7 @@ export class HubConnection {
   private finish(f: () => void): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.wire.close();
     f();
   }
