@@ -15,28 +15,16 @@ import { cacheFileOf } from '../src/cli/code-cache.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-// The launchers (CommonJS) answer a bare --version from this copy of src/version.ts: an import() of the
-// ES module would start the ES module loader, about a quarter of a bare node start.
-await build({
-  entryPoints: [path.join(root, 'dist/src/version.js')],
-  outfile: path.join(root, 'dist/hook/version.cjs'),
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
-});
+/** A CommonJS copy of a compiled module, for the launchers (CommonJS) to require. */
+const cjsCopy = (entry: string, out: string) =>
+  build({ entryPoints: [path.join(root, entry)], outfile: path.join(root, out), bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'warning' });
 
-// agent-task collect's early engine reads, which the launcher (CommonJS) starts before anything else.
-await build({
-  entryPoints: [path.join(root, 'dist/src/collectors/collect-early.js')],
-  outfile: path.join(root, 'dist/hook/collect-early.cjs'),
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
-});
+// The launchers answer a bare --version from this copy of src/version.ts: an import() of the ES module
+// would start the ES module loader, about a quarter of a bare node start.
+await cjsCopy('dist/src/version.js', 'dist/hook/version.cjs');
+
+// agent-task collect's early engine reads, which the launcher starts before anything else.
+await cjsCopy('dist/src/collectors/collect-early.js', 'dist/hook/collect-early.cjs');
 
 // agent-task collect pays for every module it loads on every run: its body (collect-flow.js) and
 // everything it imports, zod included, become one CommonJS file, dist/hook/agentscm-collect.body.cjs,
