@@ -91,6 +91,11 @@ export class HubState {
     this.journalHandle = j;
   }
 
+  /** What a mutation runs against: this state's stores, now, and the operations this Hub offers. */
+  mutationContext(operations: readonly string[]): MutationContext {
+    return { authority: this.authority, snapshots: this.snapshots, journal: () => this.journal(), writable: () => this.writableJournal(), now: Date.now(), operations };
+  }
+
   close(): void {
     this.journalHandle?.close();
     this.authority.close();
@@ -274,14 +279,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');
       }
       const scope: Scope = { repository, profile, actor };
-      const ctx: MutationContext = {
-        authority: state.authority,
-        snapshots: state.snapshots,
-        journal: () => state.journal(),
-        writable: () => state.writableJournal(),
-        now: Date.now(),
-        operations,
-      };
+      const ctx = state.mutationContext(operations);
       const op = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc.operation : undefined;
       if (typeof op === 'string' && (COLLECTOR_OPERATIONS as readonly string[]).includes(op)) {
         const c = CollectorRequest.safeParse(doc);

@@ -14,7 +14,7 @@ import { MutationRequest } from '../../src/core/contract/mutations.js';
 import { checkpoint } from '../../src/core/native/checkpoint.js';
 import { GroupCommit, runBatch, type Outcome } from '../../src/hub/batch.js';
 import { HubError } from '../../src/hub/errors.js';
-import { handleMutation, type MutationContext } from '../../src/hub/mutations.js';
+import { handleMutation } from '../../src/hub/mutations.js';
 import type { Scope } from '../../src/hub/reads.js';
 import { HubState } from '../../src/hub/server.js';
 import { claimBody, manyTasks, mutationBody, resultBody } from '../support/hub-http.js';
@@ -55,15 +55,7 @@ describe('group commit of journal mutations', () => {
 
   /** One mutation as the HTTP facade runs it: the zod-checked request and its raw document. */
   const mutation = (body: JsonValue) => (): JsonValue => {
-    const ctx: MutationContext = {
-      authority: state.authority,
-      snapshots: state.snapshots,
-      journal: () => state.journal(),
-      writable: () => state.writableJournal(),
-      now: Date.now(),
-      operations: [],
-    };
-    return handleMutation(ctx, scope, MutationRequest.parse(body), body);
+    return handleMutation(state.mutationContext([]), scope, MutationRequest.parse(body), body);
   };
   const db = () => state.writableJournal().db;
   const value = (o: Outcome): Doc => {
