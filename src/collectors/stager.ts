@@ -3,9 +3,19 @@
 // itself (import.meta.url): collect's entry starts it, and collect's one-file body only hands it the
 // request.
 
+import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AgentscmError } from '../core/errors.js';
 import type { StageFailure, StageRequest } from './snapshot-stage.js';
+
+/**
+ * The worker's entry: the build's one-file CommonJS copy (dist/hook/stage-worker.cjs, which boots
+ * without the ES module loader), or the ES module after a bare `tsc`.
+ */
+export function workerFile(): URL {
+  const bundle = new URL('../../hook/stage-worker.cjs', import.meta.url);
+  return existsSync(bundle) ? bundle : new URL('./stage-worker.js', import.meta.url);
+}
 
 /** A staging worker started ahead of its request. */
 export interface Stager {
@@ -19,7 +29,7 @@ export interface Stager {
  * keep the process alive: a run that never stages just ends.
  */
 export function startStager(): Stager {
-  const worker = new Worker(new URL('./stage-worker.js', import.meta.url));
+  const worker = new Worker(workerFile());
   const staged = new Promise<string>((resolve, reject) => {
     let settled = false;
     worker.once('message', (m: { dir?: string; error?: StageFailure }) => {

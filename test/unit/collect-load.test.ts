@@ -11,6 +11,8 @@ import { test } from 'node:test';
 import { COMMANDS } from '../../src/cli.js';
 import { cacheFileOf, compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { COLLECT_BODY, SHARED_WITH_BODY } from '../../src/commands/agent-task/collect.js';
+import { workerFile } from '../../src/collectors/stager.js';
+import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../support/cli.js';
 import { commandModuleFile, importsOf, walkImports } from '../support/import-graph.js';
 
@@ -43,4 +45,14 @@ test('the build\'s code cache of the collect body is accepted by this node', () 
   const cache = readCodeCache(cacheFileOf(COLLECT_BODY));
   assert.ok(cache, 'npm run build makes the cache');
   assert.equal(compileBody(COLLECT_BODY, cache).cachedDataRejected, false);
+});
+
+test('the snapshot staging worker runs from its one-file CommonJS bundle, which needs no ES module loader', () => {
+  const file = fileURLToPath(workerFile());
+  assert.equal(file, path.join(REPO_ROOT, 'dist', 'hook', 'stage-worker.cjs'));
+  const source = readFileSync(file, 'utf8');
+  const required = new Set([...source.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!));
+  assert.deepEqual([...required].filter((id) => !id.startsWith('node:')), [], 'builtins only: the worker carries its modules');
+  assert.deepEqual(importsOf(file).dynamic, [], 'no dynamic import()');
+  assert.doesNotMatch(source, /__toESM\(require\("node:/, 'builtins are used directly');
 });
