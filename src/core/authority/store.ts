@@ -183,8 +183,8 @@ export class Authority {
   /** The lookup memo (see enableMemo); undefined when off. */
   private memo: AuthorityMemo | undefined;
   private readonly stmts: {
-    /** [PRAGMA data_version, total_changes()] in one statement. */
-    revalidation: Database.Statement<[], [number, number]>;
+    dataVersion: Database.Statement<[], number>;
+    ownChanges: Database.Statement<[], number>;
     token: Database.Statement<[string], TokenRow>;
     profile: Database.Statement<[string, string], ProfileRow>;
     epoch: Database.Statement<[string, string, number], { target: string; requirement_digest: string }>;
@@ -198,7 +198,8 @@ export class Authority {
     readonly readonly: boolean,
   ) {
     this.stmts = {
-      revalidation: db.prepare<[], [number, number]>('SELECT data_version, total_changes() FROM pragma_data_version').raw(),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+      ownChanges: db.prepare<[], number>('SELECT total_changes()').pluck(),
       token: db.prepare('SELECT token_hash, owner_id, agent_id, repository, revoked_at FROM tokens WHERE token_id = ?'),
       profile: db.prepare('SELECT * FROM profiles WHERE repository = ? AND profile = ?'),
       epoch: db.prepare('SELECT target, requirement_digest FROM profile_epochs WHERE repository = ? AND profile = ? AND policy_epoch = ?'),
@@ -251,7 +252,8 @@ export class Authority {
   revalidate(): void {
     const m = this.memo;
     if (!m) return;
-    const [dv, own] = this.stmts.revalidation.get()!;
+    const dv = this.stmts.dataVersion.get()!;
+    const own = this.stmts.ownChanges.get()!;
     if (dv !== m.dataVersion || own !== m.ownChanges) {
       m.clear();
       m.dataVersion = dv;
