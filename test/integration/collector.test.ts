@@ -11,9 +11,10 @@ import { parseStrictJson } from '../../src/core/canonical/json.js';
 import { encodeTransfer, executionRecordBytes, headerBytes, headerSigningDigest, recordEntry, sliceRecords, splitTransfer, type ExecutionRecord, type TransferHeader } from '../../src/core/collector/transfer.js';
 import { generateKeyPair, sign } from '../../src/core/crypto/ed25519.js';
 import { loadKey } from '../../src/core/crypto/keystore.js';
-import { agentscm, json } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { AGENTSCM_BIN, agentscm, json } from '../support/cli.js';
 import { EXAMPLE_WORKSPACE } from '../support/hub.js';
-import { checkpoint, claim, collect, collectorRig, executionDir, finalize, installProfile, profileDoc, qualification, retainedTransfers, retryUpload, type Claimed, type CollectorRig } from '../support/collector.js';
+import { checkpoint, claim, collect, collectorRig, executionDir, finalize, hubArgs, installProfile, profileDoc, qualification, retainedTransfers, retryUpload, type Claimed, type CollectorRig } from '../support/collector.js';
 
 describe('agent-task collect', () => {
   let rig: CollectorRig;
@@ -61,6 +62,54 @@ describe('agent-task collect', () => {
     assert.ok(r.code !== 0 && r.code !== -1, `exit ${r.code}: ${r.stderr}`);
     const doc = json(r) as { error?: { code?: string } };
     assert.equal(typeof doc.error?.code, 'string', r.stdout);
+  });
+
+  it('a Hub answer the schema refuses stops collect before anything is reserved or run', async () => {
+    // collect checks the answers on its way with hand-written checks that only ever accept, and leaves
+    // everything else to the zod schemas. A real Hub never sends a malformed descriptor, so this fault
+    // is made by a proxy in front of it that adds one member to the descriptor (a candidate "fallback").
+    checkpoint(rig, 'tampered');
+    const c = claim(rig, 'tampered');
+    const upstream = new URL(rig.hub.url);
+    const proxy = http.createServer((req, res) => {
+      const body: Buffer[] = [];
+      req.on('data', (b: Buffer) => body.push(b));
+      req.on('end', () => {
+        const up = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (b: Buffer) => chunks.push(b));
+          answer.on('end', () => {
+            let text = Buffer.concat(chunks).toString('utf8');
+            const doc = JSON.parse(text) as { operation?: string; descriptor?: Record<string, unknown> };
+            if (doc.operation === 'collector_descriptor' && doc.descriptor) {
+              doc.descriptor.fallback_image = rig.image;
+              text = JSON.stringify(doc);
+            }
+            res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+            res.end(text);
+          });
+        });
+        up.end(Buffer.concat(body));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (proxy.address() as { port: number }).port;
+      const args = hubArgs(rig).map((a) => (a === rig.hub.url ? `http://127.0.0.1:${port}` : a));
+      const r = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, [AGENTSCM_BIN, 'agent-task', 'collect', 'tampered', ...args, '--task-id', c.task_id, '--attempt-id', c.attempt_id, '--key-dir', rig.keyDir, '--json'], { env: rig.env });
+        let stdout = '';
+        child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+        child.on('close', (code) => resolve({ code, stdout }));
+      });
+      assert.equal(r.code, 6, r.stdout);
+      const doc = JSON.parse(r.stdout) as { error: { code: string; message: string } };
+      assert.equal(doc.error.code, 'HUB_MALFORMED');
+      assert.match(doc.error.message, /descriptor/);
+      assert.throws(() => executionDir(rig, c.attempt_id), /no execution dir|ENOENT/, 'nothing was reserved');
+    } finally {
+      proxy.close();
+    }
   });
 
   it('a failing check exits 0, uploads a typed failed record and does not qualify', () => {

@@ -21,7 +21,7 @@ import { createProgressReporter, type ProgressReporter } from '../../collectors/
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
-import { answerSchemas, CollectorSession, localSubject, malformed, ONE_SHOT, pickTask } from './collector-calls.js';
+import { CollectorSession, localSubject, malformed, pickTask } from './collector-calls.js';
 
 /** The engine connection and its identity reads, started by the command's entry before anything else. */
 export interface EngineReads {
@@ -73,9 +73,9 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
   progress.start('materialize', 'staging');
 
   try {
-    // The server-derived descriptor, then its recompilation against the exact local authority.
-    const { Descriptor } = await answerSchemas();
-    const d = Descriptor.parse((await descriptorAnswer).descriptor, ONE_SHOT);
+    // The server-derived descriptor (checked with its answer, strictly and without transforms, so it
+    // is used as sent), then its recompilation against the exact local authority.
+    const d = (await descriptorAnswer).descriptor as unknown as Descriptor;
     if (d.task_id !== task.task_id || d.task_digest !== task.task_digest || d.revision !== subject.revision || d.step_id !== task.step.id || d.attempt_id !== attemptId) {
       throw malformed('the descriptor is not for this task of the current subject');
     }
@@ -215,11 +215,13 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
 }
 
 /**
- * Loads what collect otherwise loads while its first requests are in flight (the state machine, the
- * answer schemas): the build calls it once before it stores the body's code cache.
+ * Loads what collect otherwise loads while its first requests are in flight (the state machine): the
+ * build calls it once before it stores the body's code cache. The answer schemas (zod) are left out: a
+ * collection whose answers pass the hand-written checks never loads them, and a cache that carried them
+ * would cost every run its deserialization.
  */
 export async function preloadForCodeCache(): Promise<void> {
-  await Promise.all([import('../../collectors/collect.js'), answerSchemas()]);
+  await import('../../collectors/collect.js');
 }
 
 /** The installed profile the descriptor names, rechecked against the local authority. */

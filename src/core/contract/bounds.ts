@@ -3,3 +3,7 @@
 
 /** Bound on a Hub answer the client will read (a reference body is at most 128 KiB, JSON-escaped). */
 export const ANSWER_MAX_BYTES = 1024 * 1024;
+
+/** Lease bounds: a claim asks for 1 s .. 1 h; the Hub never issues more than asked. */
+export const LEASE_MIN_MS = 1_000;
+export const LEASE_MAX_MS = 3_600_000;

@@ -7,9 +7,9 @@ import { ExecutorBinding, TaskResultAssertion } from './assertion.js';
 import { Hex64, Id } from './common.js';
 import { SubjectSchema } from './ops.js';
 
-/** Lease bounds: a claim asks for 1 s .. 1 h; the Hub never issues more than asked. */
-export const LEASE_MIN_MS = 1_000;
-export const LEASE_MAX_MS = 3_600_000;
+import { LEASE_MAX_MS, LEASE_MIN_MS } from './bounds.js';
+
+export { LEASE_MAX_MS, LEASE_MIN_MS };
 /** How many retained task identities the prior-subject scan looks at, at most. */
 export const PRIOR_SCAN_LIMIT = 4096;
 
