@@ -9,11 +9,8 @@
 //
 // No zod here, and nothing that builds zod schemas when it loads.
 
-import { HEX64 } from '../crypto/digest.js';
 import { LEASE_MAX_MS } from './bounds.js';
-import { ID_RE } from './paths.js';
-
-type Obj = Record<string, unknown>;
+import { hasExactly, isCount, isHex64, isId, isIntIn, isObj, type Obj } from './fast-checks.js';
 
 const CAPABILITY = 'agentscm.agent-workflow-tasks/v1';
 /** The collector contract's Repository (collector.ts), not the reference paths' stricter rule. */
@@ -21,20 +18,7 @@ const REPOSITORY = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\/[A-Za-z0-9_][A-Za-z0-9._-
 const IMAGE_ID = /^sha256:[0-9a-f]{64}$/;
 const CONTAINER_PATH = /^\/[\x21-\x7e]*$/;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
-const isId = (v: unknown): boolean => typeof v === 'string' && ID_RE.test(v);
-const isHex64 = (v: unknown): boolean => typeof v === 'string' && HEX64.test(v);
-const isIntIn = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isSafeInteger(v) && !Object.is(v, -0) && v >= min && v <= max;
-const isCount = (v: unknown): boolean => isIntIn(v, 1, Number.MAX_SAFE_INTEGER);
 const isOneOf = (v: unknown, options: readonly string[]): boolean => typeof v === 'string' && options.includes(v);
-
-/** Exactly these own keys (a strict object): no more, no fewer. */
-function hasExactly(o: Obj, keys: readonly string[]): boolean {
-  const own = Object.keys(o);
-  if (own.length !== keys.length) return false;
-  for (const k of keys) if (!Object.prototype.hasOwnProperty.call(o, k)) return false;
-  return true;
-}
 
 function envelope(o: Obj): boolean {
   return o.capability === CAPABILITY && o.schema_version === 1;

@@ -5,26 +5,11 @@
 // (every invalid document, and the rarer valid shapes such as registered observations) is left to the
 // schemas, which then decide and word the error. test/unit/fast-mutations.test.ts checks the agreement.
 
-import { HEX64 } from '../crypto/digest.js';
 import { MAX_CRITERIA, MAX_EVIDENCE_DIGESTS, MAX_FINDING_CHARS, MAX_FINDINGS } from './assertion.js';
-import { LEASE_MAX_MS, LEASE_MIN_MS, type MutationRequest } from './mutations.js';
-import { ID_RE, isRepository } from './paths.js';
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is string => typeof v === 'string' && ID_RE.test(v);
-const isHex64 = (v: unknown): v is string => typeof v === 'string' && HEX64.test(v);
-const isIntIn = (v: unknown, min: number, max: number): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= max;
-const isCount = (v: unknown): v is number => isIntIn(v, 1, Number.MAX_SAFE_INTEGER);
-
-/** Exactly these own keys (a strict object): no more, no fewer. */
-function hasExactly(o: Obj, keys: readonly string[]): boolean {
-  const own = Object.keys(o);
-  if (own.length !== keys.length) return false;
-  for (const k of keys) if (!Object.prototype.hasOwnProperty.call(o, k)) return false;
-  return true;
-}
+import { LEASE_MAX_MS, LEASE_MIN_MS } from './bounds.js';
+import type { MutationRequest } from './mutations.js';
+import { hasExactly, isCount, isHex64, isId, isIntIn, isObj, type Obj } from './fast-checks.js';
+import { isRepository } from './paths.js';
 
 const SUBJECT_KEYS = ['repository', 'profile', 'target', 'change_id', 'change_version', 'revision', 'context_digest', 'policy_epoch', 'requirement_digest', 'plan_digest'] as const;
 
@@ -57,7 +42,7 @@ function binding(d: Obj) {
 
 /** A u64 as the U64 schema gives it (a bigint), for the plain cases only. */
 function u64(v: unknown): bigint | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 && !Object.is(v, -0) ? BigInt(v) : undefined;
+  if (typeof v === 'number') return isIntIn(v, 0, Number.MAX_SAFE_INTEGER) ? BigInt(v) : undefined;
   if (typeof v === 'bigint') return v >= 0n && v <= 18446744073709551615n ? v : undefined;
   return undefined;
 }
