@@ -144,8 +144,8 @@ function answerWhenCommitted(res: http.ServerResponse, log: (line: string) => vo
  * Answers 413 and closes the connection. The rest of the body is discarded unread (up to a bound, then
  * the socket is dropped) so that the client sees the answer rather than a connection reset.
  */
-function refuseBody(req: http.IncomingMessage, res: http.ServerResponse): void {
-  sendError(res, new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`), true);
+function refuseBody(req: http.IncomingMessage, res: http.ServerResponse, e = new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`)): void {
+  sendError(res, e, true);
   let discarded = 0;
   req.removeAllListeners('data');
   req.on('data', (c: Buffer) => {
@@ -247,8 +247,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         const len = req.headers['content-length'];
         if (len === undefined || !/^[0-9]{1,12}$/.test(len)) throw new HubError(411, 'length_required', 'a transfer upload declares its content-length');
         if (Number(len) > TRANSFER_MAX_BYTES) {
-          sendError(res, new HubError(413, 'transfer_too_large', `a collector transfer is at most ${TRANSFER_MAX_BYTES} bytes`), true);
-          req.destroy();
+          refuseBody(req, res, new HubError(413, 'transfer_too_large', `a collector transfer is at most ${TRANSFER_MAX_BYTES} bytes`));
           return;
         }
         const bytes = await readBody(req, Number(len));

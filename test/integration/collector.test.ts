@@ -75,7 +75,8 @@ describe('agent-task collect', () => {
       const body: Buffer[] = [];
       req.on('data', (b: Buffer) => body.push(b));
       req.on('end', () => {
-        const up = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        // agent: false: a pooled keep-alive socket could be one the Hub is closing as it is reused.
+        const up = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (answer) => {
           const chunks: Buffer[] = [];
           answer.on('data', (b: Buffer) => chunks.push(b));
           answer.on('end', () => {
@@ -170,6 +171,8 @@ describe('agent-task collect', () => {
           host: url.hostname,
           port: url.port,
           method: 'POST',
+          // A fresh connection: a pooled keep-alive socket could be one the Hub is closing as it is reused.
+          agent: false,
           path: `/v1/hub/workspace/repositories/${encodeURIComponent('acme/demo')}/profiles/default/agent-tasks/collector-upload`,
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', 'content-length': String(16 * 1024 * 1024 + 1) },
         },

@@ -334,7 +334,7 @@ describe('task-stop hooks: local causes', () => {
       req.on('end', () => {
         fs.writeFileSync(path.join(s.workspace, 'late.txt'), 'late\n');
         checkpoint(s);
-        const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+        const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (ur) => {
           res.writeHead(ur.statusCode ?? 502, ur.headers);
           ur.pipe(res);
         });
