@@ -160,8 +160,11 @@ for (const wire of ['auto', 'net'] as const satisfies readonly WireKind[]) {
 
     test('a HubConnection connects at once and sends its request only when asked; an unused one closes', async () => {
       const events: string[] = [];
+      let accepted!: () => void;
+      const acceptedOnce = new Promise<void>((r) => (accepted = r));
       const server = net.createServer((sock) => {
         events.push('accepted');
+        accepted();
         sock.on('data', (d: Buffer) => {
           events.push(`request ${d.toString('latin1').split('\r\n')[0]}`);
           sock.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
@@ -170,6 +173,9 @@ for (const wire of ['auto', 'net'] as const satisfies readonly WireKind[]) {
       });
       const url = await listen(server);
       const conn = connect(opts(url));
+      // Waits for the connection itself (a busy machine may take a while), then a little longer: a
+      // request sent without being asked would have arrived by then.
+      await acceptedOnce;
       await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(events, ['accepted'], 'connected, nothing sent yet');
       assert.deepEqual(await conn.call({ a: 1 }), {});
