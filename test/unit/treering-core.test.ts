@@ -93,6 +93,47 @@ test('recallSessionBrief: the no-hint brief prefers scars, then heartwood; a hin
   }
 });
 
+test('recallSessionBrief: the startup brief shows exactly the stored events\' fields, read from their rows', () => {
+  const withRef = (e: MemoryEvent, ref: string) => ((e.source = { ...e.source, ref }), e);
+  const events = [
+    withRef(memory('b-plain', 'project'), 'docs/MIGRATIONS.md'),
+    withRef(memory('c-scar', 'project', { ring: 'scar', summary: 'Line one\u0007 and\ttwo' }), 'https://example.com/runbook'),
+    withRef(memory('d-secret-ref', 'global', { ring: 'heartwood' }), 'notes/plain.md'),
+    memory('e-agent', 'agent', { event_type: 'decision', salience: 0.9 }),
+  ];
+  const root = store(events);
+  // A store written by another writer may hold a normal-sensitivity memory whose source reference is
+  // not safe to show (ours classifies the reference at write time): the brief blanks it.
+  const raw = new Database(path.join(root, 'memory.sqlite'));
+  raw.function('tree_ring_writer_protocol', () => 3);
+  const unsafe = 'notes from the lawsuit';
+  const d = eventFromRawJson((raw.prepare("SELECT raw_json FROM memories WHERE id = 'd-secret-ref'").get() as { raw_json: string }).raw_json);
+  d.source.ref = unsafe;
+  raw.prepare("UPDATE memories SET source_json = json_set(source_json, '$.ref', ?), raw_json = ? WHERE id = 'd-secret-ref'").run(unsafe, eventToJson(d));
+  raw.close();
+  const reader = openTreeRingReadOnly(root);
+  try {
+    const brief = recallSessionBrief(reader, SCOPE, { limit: 8 });
+    assert.deepEqual(brief.map((m) => m.id).sort(), ['b-plain', 'c-scar', 'd-secret-ref', 'e-agent']);
+    assert.deepEqual(brief.slice(0, 2).map((m) => m.id), ['c-scar', 'd-secret-ref'], 'scar, then heartwood');
+    for (const m of brief) {
+      const row = reader.db.prepare('SELECT raw_json FROM memories WHERE id = ?').get(m.id) as { raw_json: string };
+      const e = eventFromRawJson(row.raw_json);
+      assert.equal(m.summary, e.summary.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim());
+      assert.equal(m.ring, e.ring);
+      assert.equal(m.scope, e.scope);
+      assert.equal(m.event_type, e.event_type);
+      assert.equal(m.source_ref, classifyText(e.source.ref) === 'normal' ? e.source.ref : '', m.id);
+    }
+    assert.equal(brief.find((m) => m.id === 'c-scar')!.summary, 'Line one  and two', 'control characters become spaces');
+    assert.equal(classifyText(unsafe), 'legal');
+    assert.equal(brief.find((m) => m.id === 'd-secret-ref')!.source_ref, '', 'an unsafe reference is blanked');
+    assert.equal(brief.find((m) => m.id === 'b-plain')!.source_ref, 'docs/MIGRATIONS.md');
+  } finally {
+    reader.close();
+  }
+});
+
 test('recallSessionBrief: the same brief from our covering index and from a store without it (upstream-made)', () => {
   const events: MemoryEvent[] = [];
   const rings = ['cambium', 'outer', 'inner', 'heartwood', 'scar', 'seed'];

@@ -2,9 +2,8 @@
 // Read-only: opening never creates or modifies a store. No zod and no heavy imports: safe on the hook path.
 
 import { classifyText } from './sensitivity.js';
-import { recallForSession, type RecallResult, type SessionScope } from './recall.js';
+import { recallForSession, sessionBrief, type BriefResult, type SessionScope } from './recall.js';
 import { openReadOnly, storePath, type Db } from './store/schema.js';
-import type { MemoryEvent } from './model.js';
 
 export type { MemoryEvent } from './model.js';
 export type { SessionScope } from './recall.js';
@@ -36,8 +35,6 @@ export interface BriefMemory {
   scope: string;
   event_type: string;
   score: number;
-  /** The full event, for callers that need more than the safe fields. Never render it verbatim. */
-  memory: MemoryEvent;
 }
 
 export interface SessionBriefOptions {
@@ -60,20 +57,25 @@ function safeLine(s: string): string {
  * normal-sensitivity text is dropped; an unsafe source_ref is blanked.
  */
 export function recallSessionBrief(reader: TreeRingReader, scope: SessionScope, options: SessionBriefOptions): BriefMemory[] {
-  const results: RecallResult[] = recallForSession(reader.db, scope, options.taskHint, options.limit);
+  const hint = options.taskHint?.trim();
+  // With a hint, scoped full-text recall over the decoded events; without one, the startup brief
+  // straight from the rows' columns.
+  const found: BriefResult[] = hint
+    ? recallForSession(reader.db, scope, hint, options.limit).map(({ memory: m, score }) => ({
+        id: m.id, summary: m.summary, source_ref: m.source.ref, ring: m.ring, scope: m.scope, event_type: m.event_type, score,
+      }))
+    : sessionBrief(reader.db, scope, options.limit);
   const out: BriefMemory[] = [];
-  for (const r of results) {
-    const m = r.memory;
+  for (const m of found) {
     if (classifyText(m.id) !== 'normal' || classifyText(m.summary) !== 'normal') continue;
     out.push({
       id: m.id,
       summary: safeLine(m.summary),
-      source_ref: classifyText(m.source.ref) === 'normal' ? safeLine(m.source.ref) : '',
+      source_ref: classifyText(m.source_ref) === 'normal' ? safeLine(m.source_ref) : '',
       ring: m.ring,
       scope: m.scope,
       event_type: m.event_type,
-      score: r.score,
-      memory: m,
+      score: m.score,
     });
   }
   return out;

@@ -187,6 +187,41 @@ interface CandidateRow {
 const CANDIDATE_COLUMNS =
   "m.rowid AS rid, m.id AS id, m.summary AS summary, m.details AS details, m.tags_json AS tags_json, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, CAST((julianday('now') - julianday(m.created_at)) * 86400 AS INTEGER) AS age_s, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type";
 
+/**
+ * The columns of a startup brief's candidates: its ranking uses no text (there is no query), and what
+ * it shows (summary, source reference, ring, scope, event type) is read from the row itself, so no
+ * stored event is decoded.
+ */
+const BRIEF_COLUMNS =
+  "m.rowid AS rid, m.id AS id, m.summary AS summary, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, CAST((julianday('now') - julianday(m.created_at)) * 86400 AS INTEGER) AS age_s, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type, json_extract(m.source_json, '$.ref') AS source_ref, m.scope AS scope, m.event_type AS event_type";
+
+interface BriefRow {
+  rid: number;
+  id: string;
+  summary: string;
+  salience: number;
+  confidence: number;
+  created_at: string;
+  age_s: number | null;
+  ring: string;
+  source_type: string | null;
+  source_ref: unknown;
+  scope: string;
+  event_type: string;
+}
+
+/** A startup brief's memory as its row holds it (see BRIEF_COLUMNS). */
+export interface BriefResult {
+  id: string;
+  summary: string;
+  /** The source reference ('' when there is none). */
+  source_ref: string;
+  ring: string;
+  scope: string;
+  event_type: string;
+  score: number;
+}
+
 /** The WHERE clause of explicit recall (exact conjunctive filters) and its parameters. */
 export function explicitFilterSql(o: RecallOptions): { sql: string; params: unknown[] } {
   const parts: string[] = [];
@@ -326,7 +361,7 @@ function sessionWhere(scope: SessionScope): { sql: string; params: unknown[] } {
 export function sessionBriefSql(scope: SessionScope, limit: number): { sql: string; params: unknown[] } {
   const where = sessionWhere(scope);
   return {
-    sql: `SELECT ${CANDIDATE_COLUMNS} FROM memories m WHERE m.rowid IN (
+    sql: `SELECT ${BRIEF_COLUMNS} FROM memories m WHERE m.rowid IN (
          SELECT m.rowid FROM memories m WHERE ${where.sql}
          ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
            m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?)`,
@@ -345,17 +380,39 @@ export function recallForSession(db: Db, scope: SessionScope, taskHint: string |
   const where = sessionWhere(scope);
   const cap = candidateLimit(limit);
   const hint = taskHint?.trim();
-  if (hint) {
-    for (const q of searchQueries(hint)) {
-      const match = ftsQuery(q, 'AND');
-      if (match === undefined) continue;
-      const rows = candidates(db, match, where, cap);
-      if (rows.length > 0) return rankCandidates(db, rows, hint, limit, undefined, true);
-    }
-    const match = ftsQuery(hint, 'OR');
-    return match === undefined ? [] : rankCandidates(db, candidates(db, match, where, cap), hint, limit, undefined, true);
+  if (!hint) throw new Error('recallForSession needs a task hint; a startup brief is sessionBrief');
+  for (const q of searchQueries(hint)) {
+    const match = ftsQuery(q, 'AND');
+    if (match === undefined) continue;
+    const rows = candidates(db, match, where, cap);
+    if (rows.length > 0) return rankCandidates(db, rows, hint, limit, undefined, true);
   }
+  const match = ftsQuery(hint, 'OR');
+  return match === undefined ? [] : rankCandidates(db, candidates(db, match, where, cap), hint, limit, undefined, true);
+}
+
+/**
+ * The no-keyword startup brief of a live session: the bounded candidates of sessionBriefSql, ranked by
+ * the same score as recall with an empty query (salience, confidence, recency, source authority; no
+ * text term) plus the scar/heartwood preference, ties broken by id.
+ */
+export function sessionBrief(db: Db, scope: SessionScope, limit: number): BriefResult[] {
+  if (limit <= 0) return [];
   const brief = sessionBriefSql(scope, limit);
-  const rows = db.prepare(brief.sql).all(...brief.params) as CandidateRow[];
-  return rankCandidates(db, rows, '', limit, (ring) => (ring === 'scar' ? 0.2 : ring === 'heartwood' ? 0.15 : 0), true);
+  const rows = db.prepare(brief.sql).all(...brief.params) as BriefRow[];
+  const now = Date.now();
+  const scored = rows.map((r) => {
+    const input: ScoreInput = { summary: r.summary, details: '', tags: [], salience: r.salience, confidence: r.confidence, created_at: r.created_at, ageSeconds: r.age_s ?? 0, ring: r.ring, sourceType: r.source_type ?? 'manual' };
+    return { r, score: scoreMemory(input, '', now, []).score + (r.ring === 'scar' ? 0.2 : r.ring === 'heartwood' ? 0.15 : 0) };
+  });
+  scored.sort((a, b) => b.score - a.score || (a.r.id < b.r.id ? -1 : a.r.id > b.r.id ? 1 : 0));
+  return scored.slice(0, limit).map(({ r, score }) => ({
+    id: r.id,
+    summary: r.summary,
+    source_ref: typeof r.source_ref === 'string' ? r.source_ref : '',
+    ring: r.ring,
+    scope: r.scope,
+    event_type: r.event_type,
+    score,
+  }));
 }
