@@ -24,18 +24,12 @@ export function openTreeRingReadOnly(root: string): TreeRingReader {
   return { db, close: () => db.close() };
 }
 
-/** One memory of a startup brief or preflight: only what may enter an agent's context. */
-export interface BriefMemory {
-  id: string;
-  /** Summary with control characters replaced by spaces; guaranteed normal sensitivity. */
-  summary: string;
-  /** The memory's source reference ('' when none or when it is not safe to show). */
-  source_ref: string;
-  ring: string;
-  scope: string;
-  event_type: string;
-  score: number;
-}
+/**
+ * One memory of a startup brief or preflight: only what may enter an agent's context. Its id and summary
+ * are normal-sensitivity text, the summary with control characters replaced by spaces; source_ref is ''
+ * when there is none or when it is not safe to show.
+ */
+export type BriefMemory = BriefResult;
 
 export interface SessionBriefOptions {
   /** A safe task hint selects scoped FTS recall; absent or blank selects the no-keyword startup brief. */

@@ -167,12 +167,11 @@ export function briefCandidateLimit(limit: number): number {
   return Math.min(candidateLimit(limit), Math.max(64, limit * 8));
 }
 
-interface CandidateRow {
+/** What the scorer reads of a row, computed in SQLite where that is cheaper than in JS. */
+interface RankedRow {
   rid: number;
   id: string;
   summary: string;
-  details: string;
-  tags_json: string;
   salience: number;
   confidence: number;
   created_at: string;
@@ -182,33 +181,28 @@ interface CandidateRow {
   source_type: string | null;
 }
 
-// Everything the scorer needs, computed in SQLite where that is cheaper than in JS; raw_json is only
-// decoded for the winners.
-const CANDIDATE_COLUMNS =
-  "m.rowid AS rid, m.id AS id, m.summary AS summary, m.details AS details, m.tags_json AS tags_json, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, CAST((julianday('now') - julianday(m.created_at)) * 86400 AS INTEGER) AS age_s, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type";
+const RANKED_COLUMNS =
+  "m.rowid AS rid, m.id AS id, m.summary AS summary, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, CAST((julianday('now') - julianday(m.created_at)) * 86400 AS INTEGER) AS age_s, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type";
+
+/** A recall candidate: its text too, for the query's terms; raw_json is only decoded for the winners. */
+interface CandidateRow extends RankedRow {
+  details: string;
+  tags_json: string;
+}
+
+const CANDIDATE_COLUMNS = `${RANKED_COLUMNS}, m.details AS details, m.tags_json AS tags_json`;
 
 /**
- * The columns of a startup brief's candidates: its ranking uses no text (there is no query), and what
- * it shows (summary, source reference, ring, scope, event type) is read from the row itself, so no
- * stored event is decoded.
+ * A startup brief's candidate: its ranking uses no text (there is no query), and what it shows (summary,
+ * source reference, ring, scope, event type) is read from the row itself, so no stored event is decoded.
  */
-const BRIEF_COLUMNS =
-  "m.rowid AS rid, m.id AS id, m.summary AS summary, m.salience AS salience, m.confidence AS confidence, m.created_at AS created_at, CAST((julianday('now') - julianday(m.created_at)) * 86400 AS INTEGER) AS age_s, m.ring AS ring, json_extract(m.source_json, '$.type') AS source_type, json_extract(m.source_json, '$.ref') AS source_ref, m.scope AS scope, m.event_type AS event_type";
-
-interface BriefRow {
-  rid: number;
-  id: string;
-  summary: string;
-  salience: number;
-  confidence: number;
-  created_at: string;
-  age_s: number | null;
-  ring: string;
-  source_type: string | null;
+interface BriefRow extends RankedRow {
   source_ref: unknown;
   scope: string;
   event_type: string;
 }
+
+const BRIEF_COLUMNS = `${RANKED_COLUMNS}, json_extract(m.source_json, '$.ref') AS source_ref, m.scope AS scope, m.event_type AS event_type`;
 
 /** A startup brief's memory as its row holds it (see BRIEF_COLUMNS). */
 export interface BriefResult {
@@ -263,6 +257,10 @@ function candidates(db: Db, match: string, where: { sql: string; params: unknown
   return db.prepare(sql).all(match, ...where.params, cap) as CandidateRow[];
 }
 
+function scoreInputOf(r: RankedRow, details = '', tags: string[] = []): ScoreInput {
+  return { summary: r.summary, details, tags, salience: r.salience, confidence: r.confidence, created_at: r.created_at, ageSeconds: r.age_s ?? 0, ring: r.ring, sourceType: r.source_type ?? 'manual' };
+}
+
 function toScoreInput(r: CandidateRow): ScoreInput {
   let tags: string[] = [];
   try {
@@ -271,7 +269,7 @@ function toScoreInput(r: CandidateRow): ScoreInput {
   } catch {
     tags = [];
   }
-  return { summary: r.summary, details: r.details, tags, salience: r.salience, confidence: r.confidence, created_at: r.created_at, ageSeconds: r.age_s ?? 0, ring: r.ring, sourceType: r.source_type ?? 'manual' };
+  return scoreInputOf(r, r.details, tags);
 }
 
 function loadEvents(db: Db, rowids: readonly number[]): Map<number, MemoryEvent> {
@@ -401,10 +399,7 @@ export function sessionBrief(db: Db, scope: SessionScope, limit: number): BriefR
   const brief = sessionBriefSql(scope, limit);
   const rows = db.prepare(brief.sql).all(...brief.params) as BriefRow[];
   const now = Date.now();
-  const scored = rows.map((r) => {
-    const input: ScoreInput = { summary: r.summary, details: '', tags: [], salience: r.salience, confidence: r.confidence, created_at: r.created_at, ageSeconds: r.age_s ?? 0, ring: r.ring, sourceType: r.source_type ?? 'manual' };
-    return { r, score: scoreMemory(input, '', now, []).score + (r.ring === 'scar' ? 0.2 : r.ring === 'heartwood' ? 0.15 : 0) };
-  });
+  const scored = rows.map((r) => ({ r, score: scoreMemory(scoreInputOf(r), '', now, []).score + (r.ring === 'scar' ? 0.2 : r.ring === 'heartwood' ? 0.15 : 0) }));
   scored.sort((a, b) => b.score - a.score || (a.r.id < b.r.id ? -1 : a.r.id > b.r.id ? 1 : 0));
   return scored.slice(0, limit).map(({ r, score }) => ({
     id: r.id,
