@@ -15,7 +15,13 @@ export function opPath(repository: string, profile: string): string {
   return `/v1/hub/workspace/repositories/${encodeURIComponent(repository)}/profiles/${encodeURIComponent(profile)}/agent-tasks`;
 }
 
-export function postOp(agent: http.Agent, url: string, pathname: string, token: string, body: JsonValue): Promise<OpAnswer> {
+/**
+ * POSTs one operation through a keep-alive agent. A pooled socket that the Hub closed after its 5 s
+ * keep-alive timeout while this process could not notice (its event loop blocked in a spawnSync, say)
+ * fails the request with ECONNRESET before the Hub read it: that request is sent once more on a fresh
+ * socket, as Node's documentation advises (request.reusedSocket).
+ */
+export function postOp(agent: http.Agent, url: string, pathname: string, token: string, body: JsonValue, retried = false): Promise<OpAnswer> {
   const u = new URL(url);
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
@@ -34,7 +40,10 @@ export function postOp(agent: http.Agent, url: string, pathname: string, token: 
         });
       },
     );
-    req.on('error', reject);
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (!retried && req.reusedSocket && e.code === 'ECONNRESET') postOp(agent, url, pathname, token, body, true).then(resolve, reject);
+      else reject(e);
+    });
     req.end(payload);
   });
 }
