@@ -368,17 +368,15 @@ export function sessionBriefSql(scope: SessionScope, limit: number): { sql: stri
 }
 
 /**
- * Candidates visible to one live session: shared scopes of the project, this agent's own memories,
+ * Scoped task recall for one live session: shared scopes of the project, this agent's own memories,
  * and only the matching workflow/session partitions. Every visibility and lifecycle filter runs in SQL
- * before the candidate cap. With a task hint: scoped FTS recall (AND, intent variants, OR). Without:
- * a startup brief ranked by ring (scar, heartwood first), salience, confidence and recency, no keyword.
+ * before the candidate cap; the (trimmed, non-blank) hint is searched with AND, intent variants, then OR.
+ * Without a hint a session gets the startup brief instead (sessionBrief).
  */
-export function recallForSession(db: Db, scope: SessionScope, taskHint: string | undefined, limit: number): RecallResult[] {
+export function recallForSession(db: Db, scope: SessionScope, hint: string, limit: number): RecallResult[] {
   if (limit <= 0) return [];
   const where = sessionWhere(scope);
   const cap = candidateLimit(limit);
-  const hint = taskHint?.trim();
-  if (!hint) throw new Error('recallForSession needs a task hint; a startup brief is sessionBrief');
   for (const q of searchQueries(hint)) {
     const match = ftsQuery(q, 'AND');
     if (match === undefined) continue;
