@@ -113,15 +113,21 @@ describe('Hub authority memo: changes by other processes count on the next reque
 });
 
 describe('Authority memo rules (one process, real SQLite)', () => {
-  test('another connection\'s commit and this connection\'s own write both drop the memo', () => {
+  /** A checkpointed Change, and two connections to its authority: the Hub's (memo on, revalidated now) and an operator's. */
+  const twoConnections = () => {
     const s = setup();
     ok(checkpointArgs(s, 'c1'));
     const token = fs.readFileSync(s.tokenFile, 'utf8').trim();
     const hub = Authority.open(s.dataDir);
     const operator = Authority.open(s.dataDir);
+    hub.enableMemo();
+    hub.revalidate();
+    return { s, token, hub, operator };
+  };
+
+  test('another connection\'s commit and this connection\'s own write both drop the memo', () => {
+    const { s, token, hub, operator } = twoConnections();
     try {
-      hub.enableMemo();
-      hub.revalidate();
       assert.equal(hub.authenticate(token)?.owner_id, 'alice');
       assert.equal(hub.currentChangeVersion(REPO, 'c1')?.change_version, 1);
       // Another connection commits: the next revalidation sees it.
@@ -145,14 +151,8 @@ describe('Authority memo rules (one process, real SQLite)', () => {
   });
 
   test('outside the stretch that revalidated, lookups go to SQLite', async () => {
-    const s = setup();
-    ok(checkpointArgs(s, 'c1'));
-    const token = fs.readFileSync(s.tokenFile, 'utf8').trim();
-    const hub = Authority.open(s.dataDir);
-    const operator = Authority.open(s.dataDir);
+    const { s, token, hub, operator } = twoConnections();
     try {
-      hub.enableMemo();
-      hub.revalidate();
       assert.ok(hub.authenticate(token));
       assert.equal(hub.getProfile(REPO, PROFILE)?.policy_epoch, 1);
       await new Promise((r) => setImmediate(r));
