@@ -5,10 +5,22 @@
 // refuses such a bundle instead of shipping one that fails at run time.
 
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 export function useBuiltinsDirectly(file: string): void {
   const text = fs.readFileSync(file, 'utf8').replace(/__toESM\(require\("(node:[a-z_/]+)"\)(?:, 1)?\)/g, 'require("$1")');
   const defaultUse = /\bimport_node_[a-z_]+\d*\.default\b/.exec(text);
   if (defaultUse) throw new Error(`${file}: a default import of a Node builtin (${defaultUse[0]}); use import * as`);
   fs.writeFileSync(file, text);
+}
+
+/**
+ * esbuild options that give a hook bundle src/core/fs/direct.ts wherever its modules import `node:fs`:
+ * the same functions, reaching the fs binding without node:fs's JavaScript, which a cold process would
+ * compile on first use (see direct.ts). A name direct.ts does not export fails the build instead of
+ * being undefined at run time. (better-sqlite3's own `require('fs')` in tree-ring's bundles is left to
+ * node:fs: it measured the same either way.)
+ */
+export function directFsOptions(root: string): { alias: Record<string, string>; logOverride: Record<string, 'error'> } {
+  return { alias: { 'node:fs': path.join(root, 'dist/src/core/fs/direct.js') }, logOverride: { 'import-is-undefined': 'error' } };
 }

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { useBuiltinsDirectly } from './bundle-builtins.js';
+import { directFsOptions, useBuiltinsDirectly } from './bundle-builtins.js';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
 import { exampleCheckpointedWorkspace } from './example-authority.js';
 import Database from 'better-sqlite3';
@@ -62,6 +62,7 @@ buildSync({
   entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
   outfile: path.join(hookDir, BODY_NAME),
   define: { AGENTSCM_PARSED_TABLES: JSON.stringify(parsedTables()) },
+  ...directFsOptions(root),
 });
 buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-loader-main.js')], outfile: path.join(hookDir, 'agentscm-stop-hook.cjs') });
 for (const name of [BODY_NAME, 'agentscm-stop-hook.cjs']) useBuiltinsDirectly(path.join(hookDir, name));

@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cacheFileOf } from '../src/cli/code-cache.js';
-import { useBuiltinsDirectly } from './bundle-builtins.js';
+import { directFsOptions, useBuiltinsDirectly } from './bundle-builtins.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sqliteDir = path.join(root, 'dist/src/core/sqlite');
@@ -36,8 +36,10 @@ const bundledSqlite: Plugin = {
   },
 };
 
-async function bundle(entry: string, outfile: string): Promise<void> {
+async function bundle(entry: string, outfile: string, directFs: boolean): Promise<void> {
   const result = await build({
+    // The bodies only: a loader runs without a code cache, so direct.ts would be compiled there first.
+    ...(directFs ? directFsOptions(root) : {}),
     entryPoints: [path.join(root, entry)],
     outfile: path.join(root, outfile),
     bundle: true,
@@ -58,10 +60,10 @@ async function bundle(entry: string, outfile: string): Promise<void> {
 }
 
 // The asynchronous API: plugins cannot run in esbuild's synchronous one.
-await bundle('dist/src/commands/tree-ring/hook-main.js', 'dist/hook/tree-ring-hook.body.cjs');
-await bundle('dist/src/commands/tree-ring/hook-loader-main.js', 'dist/hook/tree-ring-hook.cjs');
-await bundle('dist/src/commands/tree-ring/recall-main.js', 'dist/hook/tree-ring-recall.body.cjs');
-await bundle('dist/src/commands/tree-ring/recall-loader-main.js', 'dist/hook/tree-ring-recall.cjs');
+await bundle('dist/src/commands/tree-ring/hook-main.js', 'dist/hook/tree-ring-hook.body.cjs', true);
+await bundle('dist/src/commands/tree-ring/hook-loader-main.js', 'dist/hook/tree-ring-hook.cjs', false);
+await bundle('dist/src/commands/tree-ring/recall-main.js', 'dist/hook/tree-ring-recall.body.cjs', true);
+await bundle('dist/src/commands/tree-ring/recall-loader-main.js', 'dist/hook/tree-ring-recall.cjs', false);
 warmCaches();
 // Launchers written by an earlier `tree-ring init` name the former ES module bundle: keep that path
 // working and hand over to the CommonJS bundle.

@@ -12,7 +12,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { canonicalJsonBytes, parseStrictJson } from '../canonical/json.js';
+import { canonicalJson, canonicalJsonBytes, parseStrictJson } from '../canonical/json.js';
 import { DOMAINS, domainDigest } from '../crypto/digest.js';
 import { AgentscmError } from '../errors.js';
 import { ensurePrivateDir, readPrivateFile } from '../fs/safe.js';
@@ -151,7 +151,7 @@ export class ContinuationCounter {
     // the count may fall back, which only grants continuations again, never blocks a stop for good.
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
-      fs.writeFileSync(tmp, canonicalJsonBytes({ version: 1, count: this.count + 1 }), { mode: 0o600, flag: 'wx' });
+      fs.writeFileSync(tmp, canonicalJson({ version: 1, count: this.count + 1 }), { mode: 0o600, flag: 'wx' });
       fs.renameSync(tmp, this.file);
     } catch {
       try {
