@@ -38,7 +38,7 @@ export const SHARED_WITH_BODY: Readonly<Record<string, object>> = {
 };
 
 /** Compiles (with the code cache when there is one) and runs the body; returns the script and exports. */
-export function loadCollectBody(cachedData: Buffer | undefined): { script: import('node:vm').Script; flow: Flow } {
+export function loadCollectBody(cachedData: Uint8Array | undefined): { script: import('node:vm').Script; flow: Flow } {
   const real = createRequire(COLLECT_BODY);
   const req = Object.assign((id: string) => SHARED_WITH_BODY[id] ?? real(id), real) as NodeJS.Require;
   const script = compileBody(COLLECT_BODY, cachedData);

@@ -7,60 +7,17 @@
 // cost only the system call.
 //
 // Each function below takes exactly the forms the bundles use and gives node:fs's result and errors:
-// the binding is the one node:fs calls, and on Node 20.19+ its synchronous functions throw the same
-// errors node:fs lets through. Any other form (a Buffer or URL path, a path with a NUL byte, an option
+// the binding is the one node:fs calls (binding.ts), and on Node 20.19+ its synchronous functions throw
+// the same errors node:fs lets through. Any other form (a Buffer or URL path, a path with a NUL byte, an option
 // this module does not know, an out-of-range offset) goes to node:fs itself, which validates it and
 // answers as always; so do all calls on any other Node version, where the binding's shape is not this
 // one. test/unit/fs-direct.test.ts compares both on the same files.
 
 import type * as NodeFs from 'node:fs';
+import { fsBinding, type FsBinding } from './binding.js';
 
 // Not an import: the bundles alias `node:fs` to this very module.
 const nodeFs: typeof NodeFs = process.getBuiltinModule('node:fs');
-
-/** The binding functions used here, as Node 20.19+ defines them. */
-interface FsBinding {
-  lstat(path: string, bigint: boolean, req: undefined, throwIfNoEntry: boolean): Float64Array | BigInt64Array | undefined;
-  stat(path: string, bigint: boolean, req: undefined, throwIfNoEntry: boolean): Float64Array | BigInt64Array | undefined;
-  fstat(fd: number, bigint: boolean, req: undefined, shouldNotThrow: boolean): Float64Array | BigInt64Array;
-  open(path: string, flags: number, mode: number): number;
-  close(fd: number): void;
-  read(fd: number, buffer: Uint8Array, offset: number, length: number, position: number | bigint): number;
-  readFileUtf8(path: string, flags: number): string;
-  readdir(path: string, encoding: 'utf8', withFileTypes: boolean): string[] | [string[], number[]];
-  readlink(path: string, encoding: 'utf8'): string;
-  rename(from: string, to: string): void;
-  mkdir(path: string, mode: number, recursive: false): void;
-  chmod(path: string, mode: number): void;
-  fchmod(fd: number, mode: number): void;
-  fsync(fd: number): void;
-  unlink(path: string): void;
-  link(from: string, to: string): void;
-  existsSync(path: string): boolean;
-  writeFileUtf8(path: string, data: string, flags: number, mode: number): void;
-  realpath(path: string, encoding: 'utf8'): string;
-  /** Reports a failure in ctx (errno) instead of throwing. */
-  writeBuffer(fd: number, buffer: Uint8Array, offset: number, length: number, position: null, req: undefined, ctx: { errno?: number }): number;
-}
-
-const BINDING_FUNCTIONS = [
-  'lstat', 'stat', 'fstat', 'open', 'close', 'read', 'readFileUtf8', 'readdir', 'readlink', 'rename', 'mkdir', 'chmod', 'fchmod', 'fsync', 'unlink',
-  'link', 'existsSync', 'writeFileUtf8', 'realpath', 'writeBuffer',
-] as const;
-
-/** The binding on the Node versions whose synchronous fs functions throw from the binding (20.19+ of 20). */
-function fsBinding(): FsBinding | undefined {
-  const [major, minor] = process.versions.node.split('.').map(Number);
-  if (major !== 20 || minor! < 19) return undefined;
-  // Under the permission model node:fs checks some access in JavaScript too: leave everything to it.
-  if ((process as unknown as { permission?: unknown }).permission !== undefined) return undefined;
-  try {
-    const b = (process as unknown as { binding(name: string): Record<string, unknown> }).binding('fs');
-    return BINDING_FUNCTIONS.every((f) => typeof b[f] === 'function') ? (b as unknown as FsBinding) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const binding = fsBinding();
 
