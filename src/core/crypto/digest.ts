@@ -1,6 +1,7 @@
 // Domain-separated SHA-256 identities. Every domain string of the project lives in DOMAINS, so that no
 // two kinds of identity can ever share a preimage: digest = SHA-256(domain || 0x00 || u64be(len) || bytes).
 
+import { hexOf, putU64be } from '../bytes.js';
 import { nodeCrypto, nodeCryptoLoaded } from './lazy.js';
 import { sha256, SMALL_INPUT_BYTES } from './sha256.js';
 
@@ -71,13 +72,12 @@ export function domainPreimage(domain: Domain, bytes: Uint8Array): Buffer {
 }
 
 function domainHeader(domain: Domain, length: number): Buffer {
+  // Byte by byte (the domain is ASCII): Buffer's write and writeBigUInt64BE cost a cold process their
+  // first compilation (core/bytes.ts).
   const head = Buffer.alloc(domain.length + 1 + 8);
-  head.write(domain, 0, 'ascii');
+  for (let i = 0; i < domain.length; i++) head[i] = domain.charCodeAt(i);
   head[domain.length] = 0;
-  // Two 32-bit halves: the same bytes as writeBigUInt64BE (lengths stay below 2^53), without a BigInt
-  // path that costs a cold process about a millisecond the first time.
-  head.writeUInt32BE(Math.floor(length / 0x1_0000_0000), domain.length + 1);
-  head.writeUInt32BE(length >>> 0, domain.length + 5);
+  putU64be(head, domain.length + 1, length);
   return head;
 }
 
@@ -102,14 +102,14 @@ export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
 /** Domain-separated SHA-256 as 64 lowercase hex characters. */
 export function domainDigest(domain: Domain, bytes: Uint8Array): string {
   const head = domainHeader(domain, bytes.byteLength);
-  if (hashInJs(bytes.byteLength)) return bufferOf(sha256(head, bytes)).toString('hex');
+  if (hashInJs(bytes.byteLength)) return hexOf(sha256(head, bytes));
   return nodeCrypto().createHash('sha256').update(head).update(bytes).digest('hex');
 }
 
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
 export function sha256Hex(bytes: Uint8Array | string): string {
   const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-  if (hashInJs(b.byteLength)) return bufferOf(sha256(b)).toString('hex');
+  if (hashInJs(b.byteLength)) return hexOf(sha256(b));
   return nodeCrypto().createHash('sha256').update(b).digest('hex');
 }
 

@@ -370,16 +370,19 @@ export const existsSync = ((path: unknown): boolean => {
 
 /**
  * writeFileSync of a string as UTF-8 to a path, with at most a numeric mode and one of the flags above;
- * or of bytes to a caller's descriptor, at its current position (the descriptor stays open).
+ * or of bytes or a string (UTF-8) to a caller's descriptor, at its current position (the descriptor
+ * stays open).
  */
 export const writeFileSync = ((path: unknown, data: unknown, options?: unknown) => {
-  if (binding && isFd(path) && data instanceof Uint8Array && options === undefined) {
+  if (binding && isFd(path) && (data instanceof Uint8Array || typeof data === 'string') && options === undefined) {
+    // As node:fs does: a string is written as its UTF-8 bytes.
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let off = 0;
-    while (off < data.byteLength) {
+    while (off < bytes.byteLength) {
       const ctx: { errno?: number } = {};
-      const n = binding.writeBuffer(path, data, off, data.byteLength - off, null, undefined, ctx);
+      const n = binding.writeBuffer(path, bytes, off, bytes.byteLength - off, null, undefined, ctx);
       // A failed write wrote nothing: node:fs writes the rest, and throws its own error if it fails again.
-      if (ctx.errno !== undefined) return writeRest(path, data, off);
+      if (ctx.errno !== undefined) return writeRest(path, bytes, off);
       off += n;
     }
     return;

@@ -3,6 +3,7 @@
 // sqlite_schema lookup, an equality seek on an index, a rowid lookup. Every structural surprise throws
 // (the caller blocks); nothing is repaired or guessed.
 
+import { intBE, u16be, u32be } from '../bytes.js';
 import { unreadable, type PageSource } from './file.js';
 
 export type SqlValue = null | number | bigint | string | Buffer;
@@ -58,13 +59,8 @@ function narrow(v: bigint): number | bigint {
   return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
 }
 
-function u32(b: Buffer, off: number): number {
-  return ((b[off]! << 24) | (b[off + 1]! << 16) | (b[off + 2]! << 8) | b[off + 3]!) >>> 0;
-}
-
-function u16(b: Buffer, off: number): number {
-  return (b[off]! << 8) | b[off + 1]!;
-}
+const u32 = u32be;
+const u16 = u16be;
 
 interface BtreePage {
   readonly data: Buffer;
@@ -152,9 +148,9 @@ function serialLength(t: number): number {
 
 function fieldValue(r: Buffer, t: number, off: number): SqlValue {
   if (t === 0) return null;
-  if (t <= 5) return r.readIntBE(off, serialLength(t));
-  if (t === 6) return narrow(r.readBigInt64BE(off));
-  if (t === 7) return r.readDoubleBE(off);
+  if (t <= 5) return intBE(r, off, serialLength(t));
+  if (t === 6) return narrow(new DataView(r.buffer, r.byteOffset, r.byteLength).getBigInt64(off));
+  if (t === 7) return new DataView(r.buffer, r.byteOffset, r.byteLength).getFloat64(off);
   if (t === 8 || t === 9) return t - 8;
   const len = (t - 12) >> 1;
   // Text is decoded as UTF-8: the reader refuses databases in another encoding.

@@ -13,6 +13,7 @@
 // break followed by frames of the current WAL generation — throws; the caller blocks on it.
 
 import * as fs from 'node:fs';
+import { u16be, u32be } from '../bytes.js';
 import { localState, type AgentscmError } from '../errors.js';
 
 /** Bound on the WAL the reader accepts: a larger one means checkpoints are starved; refuse, do not guess. */
@@ -140,17 +141,17 @@ function decodeWal(fd: number, pageSize: number): Wal | undefined {
   const bytes = wasm?.bytes ?? new Uint8Array(size);
   preadFull(fd, bytes, 0);
   const h = Buffer.from(bytes.buffer, 0, WAL_HEADER_BYTES);
-  const magic = h.readUInt32BE(0);
+  const magic = u32be(h, 0);
   if (magic !== WAL_MAGIC_LE && magic !== WAL_MAGIC_BE) throw unreadable('unknown WAL format');
   const le = magic === WAL_MAGIC_LE;
-  if (h.readUInt32BE(4) !== WAL_VERSION) throw unreadable('unknown WAL version');
-  const walPageSize = h.readUInt32BE(8);
+  if (u32be(h, 4) !== WAL_VERSION) throw unreadable('unknown WAL version');
+  const walPageSize = u32be(h, 8);
   if (walPageSize !== pageSize) throw unreadable('WAL page size differs from the database');
-  const salt1 = h.readUInt32BE(16);
-  const salt2 = h.readUInt32BE(20);
+  const salt1 = u32be(h, 16);
+  const salt2 = u32be(h, 20);
   const sum: [number, number] = [0, 0];
   walChecksum(bytes, 0, 24, le, sum);
-  if (sum[0] !== h.readUInt32BE(24) || sum[1] !== h.readUInt32BE(28)) throw unreadable('WAL header checksum mismatch');
+  if (sum[0] !== u32be(h, 24) || sum[1] !== u32be(h, 28)) throw unreadable('WAL header checksum mismatch');
 
   const frameBytes = WAL_FRAME_HEADER_BYTES + pageSize;
   const pending = new Map<number, number>();
@@ -230,8 +231,8 @@ export class PageSource {
     if (wal && wal.dbPages > 0) {
       this.pageCount = wal.dbPages;
     } else {
-      const inHeader = header.readUInt32BE(28);
-      const valid = inHeader !== 0 && header.readUInt32BE(24) === header.readUInt32BE(92);
+      const inHeader = u32be(header, 28);
+      const valid = inHeader !== 0 && u32be(header, 24) === u32be(header, 92);
       this.pageCount = valid ? inHeader : Math.floor(dbSize / this.pageSize);
     }
     if (this.pageCount < 1) throw unreadable('empty database');
@@ -256,7 +257,7 @@ export class PageSource {
 }
 
 function pageSizeOf(header: Buffer): number {
-  const raw = header.readUInt16BE(16);
+  const raw = u16be(header, 16);
   return raw === 1 ? 65536 : raw;
 }
 

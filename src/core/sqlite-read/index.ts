@@ -7,6 +7,7 @@
 // sqlite_schema must declare exactly those, or the read fails (a schema this reader was not written
 // for is not guessed at).
 
+import { u32be } from '../bytes.js';
 import { decodeFields, decodeRecord, indexSeek, tableRecords, tableRow, type SqlValue } from './btree.js';
 import { unreadable, withSnapshot, type PageSource } from './file.js';
 
@@ -242,7 +243,7 @@ export class SqliteSnapshot {
 
   /** PRAGMA user_version: the store's schema version. */
   get userVersion(): number {
-    return Buffer.from(this.src.page(1).subarray(60, 64)).readInt32BE(0);
+    return u32be(this.src.page(1), 60) | 0;
   }
 
   /** The decoded schema row of this type and name, if any. */

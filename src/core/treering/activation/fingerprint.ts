@@ -3,6 +3,7 @@
 // It carries no domain prefix because other implementations recompute it byte-for-byte.
 
 import { compareUtf8 } from '../../canonical/json.js';
+import { putU64be } from '../../bytes.js';
 import { DOMAINS, domainDigest, sha256Hex } from '../../crypto/digest.js';
 
 export interface OwnedFile {
@@ -22,14 +23,17 @@ export const LEADING_SEPARATORS = ['', '\n', '\n\n'] as const;
 
 /** Appends one length-delimited field: u64 big-endian byte length, then the UTF-8 bytes. */
 export function lengthPrefixed(fields: readonly string[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const f of fields) {
-    const bytes = Buffer.from(f, 'utf8');
-    const len = Buffer.alloc(8);
-    len.writeBigUInt64BE(BigInt(bytes.length));
-    parts.push(len, bytes);
+  const encoded = fields.map((f) => Buffer.from(f, 'utf8'));
+  let total = 0;
+  for (const b of encoded) total += 8 + b.length;
+  const out = Buffer.alloc(total);
+  let off = 0;
+  for (const b of encoded) {
+    putU64be(out, off, b.length);
+    out.set(b, off + 8);
+    off += 8 + b.length;
   }
-  return Buffer.concat(parts);
+  return out;
 }
 
 function compareTuples(a: readonly string[], b: readonly string[]): number {
