@@ -288,7 +288,6 @@ function openWire(kind: WireKind, hostname: string, port: number, events: WireEv
 export class HubConnection {
   private readonly base: Endpoint;
   private readonly wire: Wire;
-  private timer: NodeJS.Timeout | undefined;
   private readonly outcome: Promise<HubAnswer>;
   private resolveOutcome!: (a: HubAnswer) => void;
   private rejectOutcome!: (e: unknown) => void;
@@ -335,9 +334,12 @@ export class HubConnection {
     if (!this.settled) {
       // The time limit runs from the request. setImmediate arms it after the event loop's I/O phase
       // in which the connected socket sends the bytes: a first timer costs a cold process about a
-      // millisecond, which then overlaps the Hub's work instead of delaying the request.
+      // millisecond, which then overlaps the Hub's work instead of delaying the request. It is unref'd
+      // there too, so that the answer need not clear it (clearing is more cold code, after the answer):
+      // the connection keeps the process alive while the answer is awaited, and a late firing finds
+      // the call settled and does nothing.
       setImmediate(() => {
-        if (!this.settled) this.timer = setTimeout(() => this.fail(fail('HUB_UNREACHABLE', 'HUB_TIMEOUT', 'the Hub did not answer in time')), this.opts.timeoutMs ?? 30_000);
+        if (!this.settled) setTimeout(() => this.fail(fail('HUB_UNREACHABLE', 'HUB_TIMEOUT', 'the Hub did not answer in time')), this.opts.timeoutMs ?? 30_000).unref();
       });
       this.wire.ref();
       this.wire.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
@@ -364,7 +366,6 @@ export class HubConnection {
   private finish(f: () => void): void {
     if (this.settled) return;
     this.settled = true;
-    if (this.timer) clearTimeout(this.timer);
     this.wire.close();
     f();
   }
