@@ -53,7 +53,7 @@ test('lstatSync, statSync and fstatSync give node:fs stats and errors, plain and
   const d = tree();
   try {
     const paths = ['file.txt', 'empty', 'sub', 'link', 'dangling', 'nope', 'file.txt/below', 'sub/inner.bin'].map((p) => path.join(d, p));
-    const options = [undefined, { throwIfNoEntry: false }, { bigint: true }, { bigint: true, throwIfNoEntry: false }, { throwIfNoEntry: true }];
+    const options = [undefined, { throwIfNoEntry: false }, { bigint: true }, { bigint: true, throwIfNoEntry: false }, { throwIfNoEntry: true }, {}, { bigint: 1 }, { throwIfNoEntry: 0 }, { other: true }];
     for (const p of paths) {
       for (const o of options) {
         for (const f of ['lstatSync', 'statSync'] as const) {
@@ -69,6 +69,7 @@ test('lstatSync, statSync and fstatSync give node:fs stats and errors, plain and
     try {
       sameStats(direct.fstatSync(fd), fs.fstatSync(fd), 'fstatSync');
       sameStats(direct.fstatSync(fd, { bigint: true }), fs.fstatSync(fd, { bigint: true }), 'fstatSync bigint');
+      sameStats(direct.fstatSync(fd, { bigint: false }), fs.fstatSync(fd, { bigint: false }), 'fstatSync bigint false');
     } finally {
       fs.closeSync(fd);
     }

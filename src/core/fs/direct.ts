@@ -118,19 +118,16 @@ class DirectStats {
 /** A path the binding may be given as it is: a string without NUL (node:fs refuses those itself). */
 const plainPath = (p: unknown): p is string => typeof p === 'string' && !p.includes('\u0000');
 
-/** Options of the stat family this module reads itself: none, or only bigint/throwIfNoEntry booleans. */
+/**
+ * The stat family's options as node:fs hands them to the binding, which reads `bigint` as set only when
+ * it is true and `throwIfNoEntry` as cleared only when it is false (other keys are ignored there too);
+ * undefined for what is not an options object (node:fs then answers).
+ */
 function statOptions(o: unknown): { bigint: boolean; throwIfNoEntry: boolean } | undefined {
   if (o === undefined) return { bigint: false, throwIfNoEntry: true };
-  if (typeof o !== 'object' || o === null || Object.getPrototypeOf(o) !== Object.prototype) return undefined;
-  let bigint = false;
-  let throwIfNoEntry = true;
-  for (const [k, v] of Object.entries(o)) {
-    if (typeof v !== 'boolean') return undefined;
-    if (k === 'bigint') bigint = v;
-    else if (k === 'throwIfNoEntry') throwIfNoEntry = v;
-    else return undefined;
-  }
-  return { bigint, throwIfNoEntry };
+  if (typeof o !== 'object' || o === null) return undefined;
+  const r = o as { bigint?: unknown; throwIfNoEntry?: unknown };
+  return { bigint: r.bigint === true, throwIfNoEntry: r.throwIfNoEntry !== false };
 }
 
 const isFd = (fd: unknown): fd is number => typeof fd === 'number' && Number.isInteger(fd) && fd >= 0 && fd <= 0x7fffffff;
@@ -163,7 +160,7 @@ export const statSync = ((path: unknown, options?: unknown) => {
 
 export const fstatSync = ((fd: unknown, options?: unknown) => {
   const o = statOptions(options);
-  if (!binding || !isFd(fd) || !o || (options !== undefined && 'throwIfNoEntry' in (options as object))) return nodeFs.fstatSync(fd as number, options as NodeFs.StatOptions);
+  if (!binding || !isFd(fd) || !o) return nodeFs.fstatSync(fd as number, options as NodeFs.StatOptions);
   return new DirectStats(binding.fstat(fd, o.bigint, undefined, false));
 }) as typeof NodeFs.fstatSync;
 
