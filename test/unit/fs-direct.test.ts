@@ -189,8 +189,19 @@ test('writes, renames, links, modes and syncs do what node:fs does, and fail as 
     }
     assert.equal(fs.readFileSync(path.join(d, 'fd.bin'), 'utf8'), 'one,two,é');
     assert.equal(fs.statSync(path.join(d, 'fd.bin')).mode & 0o777, 0o400);
+    const w = fs.openSync(path.join(d, 'ws.bin'), 'wx', 0o600);
+    try {
+      assert.equal(direct.writeSync(w, Buffer.from('abcdef'), 1, 3), 3);
+      assert.equal(direct.writeSync(w, Buffer.from('xyz'), 0, 3, null), 3);
+      assert.equal(direct.writeSync(w, 'str'), 3);
+      assert.deepEqual(outcome(() => direct.writeSync(w, Buffer.from('ab'), 1, 5)).error, outcome(() => fs.writeSync(w, Buffer.from('ab'), 1, 5)).error);
+    } finally {
+      fs.closeSync(w);
+    }
+    assert.equal(fs.readFileSync(path.join(d, 'ws.bin'), 'utf8'), 'bcdxyzstr');
     const ro = fs.openSync(path.join(d, 'file.txt'), 'r');
     try {
+      assert.deepEqual(outcome(() => direct.writeSync(ro, Buffer.from('x'), 0, 1)).error, outcome(() => fs.writeSync(ro, Buffer.from('x'), 0, 1)).error);
       assert.deepEqual(outcome(() => direct.writeFileSync(ro, Buffer.from('x'))).error, outcome(() => fs.writeFileSync(ro, Buffer.from('x'))).error);
     } finally {
       fs.closeSync(ro);

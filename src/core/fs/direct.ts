@@ -407,6 +407,21 @@ export const realpathSync = Object.assign(
   { native: realpathNative },
 );
 
+/** writeSync(fd, bytes, offset, length[, position]) with numbers inside the buffer, at the current position. */
+export const writeSync = ((...args: unknown[]): number => {
+  const [fd, buffer, offset, length, position] = args;
+  if (
+    !binding || args.length < 4 || args.length > 5 || !isFd(fd) || !(buffer instanceof Uint8Array) || !Number.isSafeInteger(offset) || !Number.isSafeInteger(length) ||
+    (offset as number) < 0 || (length as number) < 0 || (offset as number) + (length as number) > buffer.byteLength || !(position === undefined || position === null)
+  ) {
+    return (nodeFs.writeSync as (...a: unknown[]) => number)(...args);
+  }
+  const ctx: { errno?: number } = {};
+  const n = binding.writeBuffer(fd, buffer, offset as number, length as number, null, undefined, ctx);
+  // A failed write wrote nothing: node:fs makes it again, and throws its own error (EAGAIN included) if it fails.
+  return ctx.errno === undefined ? n : (nodeFs.writeSync as (...a: unknown[]) => number)(...args);
+}) as typeof NodeFs.writeSync;
+
 function writeRest(fd: number, data: Uint8Array, from: number): void {
   let off = from;
   while (off < data.byteLength) off += nodeFs.writeSync(fd, data, off, data.byteLength - off);
@@ -414,7 +429,6 @@ function writeRest(fd: number, data: Uint8Array, from: number): void {
 
 // Used by the bundles as node:fs gives them.
 export const constants = nodeFs.constants;
-export const writeSync = nodeFs.writeSync;
 export const rmSync = nodeFs.rmSync;
 export const fsync = nodeFs.fsync;
 export const access = nodeFs.access;

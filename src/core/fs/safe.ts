@@ -86,7 +86,8 @@ function readAllFd(fd: number, hint: number, maxBytes: number): Buffer {
     if (total > maxBytes) throw localState(`file is larger than ${maxBytes} bytes`, 'TOO_LARGE');
     chunks.push(Buffer.from(buf.subarray(0, n)));
   }
-  return Buffer.concat(chunks, total);
+  // A small file comes in one read: no concatenation.
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
 /** Reads an input document (not secret) with a size bound checked before reading. "-" reads stdin. */
