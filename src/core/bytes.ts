@@ -39,3 +39,14 @@ export function hexOf(b: Uint8Array): string {
   for (let i = 0; i < b.length; i++) s += HEX[b[i]! >> 4]! + HEX[b[i]! & 15]!;
   return s;
 }
+
+/** Buffer#compare(target, 0, target.length, start, end) of src: the range against target, byte-wise. */
+export function compareRange(src: Uint8Array, start: number, end: number, target: Uint8Array): number {
+  const len = end - start;
+  const n = Math.min(len, target.length);
+  for (let i = 0; i < n; i++) {
+    const d = src[start + i]! - target[i]!;
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return len === target.length ? 0 : len < target.length ? -1 : 1;
+}

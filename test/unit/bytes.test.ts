@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { hexOf, intBE, putU64be, u16be, u32be } from '../../src/core/bytes.js';
+import { compareRange, hexOf, intBE, putU64be, u16be, u32be } from '../../src/core/bytes.js';
 
 test('u16be, u32be and intBE read what Buffer reads', () => {
   const b = randomBytes(4096);
@@ -34,4 +34,19 @@ test('hexOf is Buffer\'s lowercase hex', () => {
   assert.equal(hexOf(new Uint8Array(0)), '');
   const r = randomBytes(32);
   assert.equal(hexOf(r), r.toString('hex'));
+});
+
+test('compareRange orders as Buffer#compare does (bytes first, then length)', () => {
+  const src = Buffer.from('acme/demo\u00ffz');
+  const targets = ['acme/demo', 'acme/dem', 'acme/demo\u00ff', 'acme/demp', 'acme/dema', '', 'b', 'acme/demo\u00ffz', 'acme/demo\u00ffzz'].map((t) => Buffer.from(t));
+  for (let start = 0; start <= src.length; start++) {
+    for (let end = start; end <= src.length; end++) {
+      for (const t of targets) assert.equal(compareRange(src, start, end, t), src.compare(t, 0, t.length, start, end), `${start}..${end} vs ${t.toString()}`);
+    }
+  }
+  for (let i = 0; i < 500; i++) {
+    const a = randomBytes(1 + (i % 7));
+    const b = randomBytes(i % 5);
+    assert.equal(compareRange(a, 0, a.length, b), a.compare(b));
+  }
 });

@@ -3,7 +3,7 @@
 // sqlite_schema lookup, an equality seek on an index, a rowid lookup. Every structural surprise throws
 // (the caller blocks); nothing is repaired or guessed.
 
-import { intBE, u16be, u32be } from '../bytes.js';
+import { compareRange, intBE, u16be, u32be } from '../bytes.js';
 import { unreadable, type PageSource } from './file.js';
 
 export type SqlValue = null | number | bigint | string | Buffer;
@@ -194,7 +194,7 @@ function comparePrefix(r: Buffer, key: readonly KeyPart[]): number {
         c = typeof v === 'bigint' ? (v < BigInt(k) ? -1 : 1) : v < k ? -1 : v > k ? 1 : 0;
       }
     } else if (t % 2 === 1) {
-      c = typeof k === 'number' ? 1 : r.compare(k, 0, k.length, off, off + ((t - 13) >> 1));
+      c = typeof k === 'number' ? 1 : compareRange(r, off, off + ((t - 13) >> 1), k);
     } else c = 1;
     if (c !== 0) return c;
   }
