@@ -2,7 +2,7 @@
 // binding (20.19 and later of 20), for code that runs in a cold process: node:fs's JavaScript is
 // compiled on first use in every process, and for a hook that costs more than the system calls it
 // makes. direct.ts (node:fs in the hook bundles) and the bundles' loaders (src/cli/code-cache.ts) use
-// it; on any other Node, or under the permission model, they use node:fs.
+// it; on any other Node, on Windows, or under the permission model, they use node:fs.
 
 /** The binding functions used, as Node 20.19+ defines them. */
 export interface FsBinding {
@@ -41,8 +41,9 @@ export function fsBinding(): FsBinding | undefined {
   if (found === undefined) {
     found = null;
     const [major, minor] = process.versions.node.split('.').map(Number);
-    // Under the permission model node:fs checks some access in JavaScript too: leave everything to it.
-    if (major === 20 && minor! >= 19 && (process as unknown as { permission?: unknown }).permission === undefined) {
+    // Under the permission model node:fs checks some access in JavaScript too, and on Windows it turns
+    // paths into namespaced ones first: leave both to it.
+    if (major === 20 && minor! >= 19 && process.platform !== 'win32' && (process as unknown as { permission?: unknown }).permission === undefined) {
       try {
         const b = (process as unknown as { binding(name: string): Record<string, unknown> }).binding('fs');
         if (FUNCTIONS.every((f) => typeof b[f] === 'function')) found = b as unknown as FsBinding;

@@ -7,11 +7,12 @@
 // cost only the system call.
 //
 // Each function below takes exactly the forms the bundles use and gives node:fs's result and errors:
-// the binding is the one node:fs calls (binding.ts), and on Node 20.19+ its synchronous functions throw
-// the same errors node:fs lets through. Any other form (a Buffer or URL path, a path with a NUL byte, an option
-// this module does not know, an out-of-range offset) goes to node:fs itself, which validates it and
-// answers as always; so do all calls on any other Node version, where the binding's shape is not this
-// one. test/unit/fs-direct.test.ts compares both on the same files.
+// the binding is the one node:fs calls (binding.ts), and on Node 20.19+ its synchronous functions
+// throw the same errors node:fs lets through. Any other form (a Buffer or URL path, a path with a NUL
+// byte, an option this module does not know, an out-of-range offset) goes to node:fs itself, which
+// validates it and answers as always; so do all calls on any other Node version, where the binding's
+// shape is not this one, and on Windows (binding.ts). test/unit/fs-direct.test.ts compares both on
+// the same files.
 
 import type * as NodeFs from 'node:fs';
 import { fsBinding, type FsBinding } from './binding.js';
