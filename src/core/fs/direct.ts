@@ -27,8 +27,34 @@ export const direct = binding !== undefined;
 
 const S_IFMT = 0o170000;
 
+/** The type predicates of fs.Stats and fs.Dirent, from the file type bits (mode & S_IFMT). */
+abstract class FileType {
+  protected abstract type(): number;
+  isFile(): boolean {
+    return this.type() === 0o100000;
+  }
+  isDirectory(): boolean {
+    return this.type() === 0o040000;
+  }
+  isSymbolicLink(): boolean {
+    return this.type() === 0o120000;
+  }
+  isFIFO(): boolean {
+    return this.type() === 0o010000;
+  }
+  isSocket(): boolean {
+    return this.type() === 0o140000;
+  }
+  isBlockDevice(): boolean {
+    return this.type() === 0o060000;
+  }
+  isCharacterDevice(): boolean {
+    return this.type() === 0o020000;
+  }
+}
+
 /** fs.Stats and fs.BigIntStats as node:fs builds them from the binding's field array. */
-class DirectStats {
+class DirectStats extends FileType {
   readonly dev: number | bigint;
   readonly mode: number | bigint;
   readonly nlink: number | bigint;
@@ -49,6 +75,7 @@ class DirectStats {
   readonly birthtimeNs?: bigint;
 
   constructor(a: Float64Array | BigInt64Array) {
+    super();
     this.dev = a[0]!;
     this.mode = a[1]!;
     this.nlink = a[2]!;
@@ -78,29 +105,8 @@ class DirectStats {
     }
   }
 
-  private type(): number {
+  protected type(): number {
     return Number(this.mode) & S_IFMT;
-  }
-  isFile(): boolean {
-    return this.type() === 0o100000;
-  }
-  isDirectory(): boolean {
-    return this.type() === 0o040000;
-  }
-  isSymbolicLink(): boolean {
-    return this.type() === 0o120000;
-  }
-  isFIFO(): boolean {
-    return this.type() === 0o010000;
-  }
-  isSocket(): boolean {
-    return this.type() === 0o140000;
-  }
-  isBlockDevice(): boolean {
-    return this.type() === 0o060000;
-  }
-  isCharacterDevice(): boolean {
-    return this.type() === 0o020000;
   }
   get atime(): Date {
     return new Date(Number(this.atimeMs));
@@ -247,59 +253,31 @@ function onlyKeys(o: Record<string, unknown>, keys: readonly string[]): boolean 
 type DirentType = 'UV_DIRENT_UNKNOWN' | 'UV_DIRENT_FILE' | 'UV_DIRENT_DIR' | 'UV_DIRENT_LINK' | 'UV_DIRENT_FIFO' | 'UV_DIRENT_SOCKET' | 'UV_DIRENT_CHAR' | 'UV_DIRENT_BLOCK';
 const DT = nodeFs.constants as unknown as Record<DirentType, number>;
 
+/** The file type bits of each libuv directory entry type (an unknown type has none). */
+const DIRENT_TYPES: ReadonlyMap<number, number> = new Map([
+  [DT.UV_DIRENT_FILE, 0o100000],
+  [DT.UV_DIRENT_DIR, 0o040000],
+  [DT.UV_DIRENT_LINK, 0o120000],
+  [DT.UV_DIRENT_FIFO, 0o010000],
+  [DT.UV_DIRENT_SOCKET, 0o140000],
+  [DT.UV_DIRENT_CHAR, 0o020000],
+  [DT.UV_DIRENT_BLOCK, 0o060000],
+]);
+
 /** Dirent as node:fs builds it from the binding's names and types (an unknown type is looked up). */
-class DirectDirent {
+class DirectDirent extends FileType {
   constructor(
     readonly name: string,
-    private readonly kind: number,
+    private readonly fileType: number,
     readonly parentPath: string,
-  ) {}
+  ) {
+    super();
+  }
   get path(): string {
     return this.parentPath;
   }
-  isFile(): boolean {
-    return this.kind === DT.UV_DIRENT_FILE;
-  }
-  isDirectory(): boolean {
-    return this.kind === DT.UV_DIRENT_DIR;
-  }
-  isSymbolicLink(): boolean {
-    return this.kind === DT.UV_DIRENT_LINK;
-  }
-  isFIFO(): boolean {
-    return this.kind === DT.UV_DIRENT_FIFO;
-  }
-  isSocket(): boolean {
-    return this.kind === DT.UV_DIRENT_SOCKET;
-  }
-  isCharacterDevice(): boolean {
-    return this.kind === DT.UV_DIRENT_CHAR;
-  }
-  isBlockDevice(): boolean {
-    return this.kind === DT.UV_DIRENT_BLOCK;
-  }
-}
-
-/** The uv dirent type of a file mode (for entries whose type the directory did not give). */
-function direntKind(mode: number): number {
-  const c = DT;
-  switch (mode & S_IFMT) {
-    case 0o100000:
-      return c.UV_DIRENT_FILE;
-    case 0o040000:
-      return c.UV_DIRENT_DIR;
-    case 0o120000:
-      return c.UV_DIRENT_LINK;
-    case 0o010000:
-      return c.UV_DIRENT_FIFO;
-    case 0o140000:
-      return c.UV_DIRENT_SOCKET;
-    case 0o020000:
-      return c.UV_DIRENT_CHAR;
-    case 0o060000:
-      return c.UV_DIRENT_BLOCK;
-    default:
-      return c.UV_DIRENT_UNKNOWN;
+  protected type(): number {
+    return this.fileType;
   }
 }
 
@@ -309,13 +287,13 @@ export const readdirSync = ((path: unknown, options?: unknown) => {
   if (!withTypes) return binding.readdir(path, 'utf8', false) as string[];
   const [names, types] = binding.readdir(path, 'utf8', true) as [string[], number[]];
   return names.map((name, i) => {
-    let kind = types[i]!;
-    if (kind === DT.UV_DIRENT_UNKNOWN) {
+    let fileType = DIRENT_TYPES.get(types[i]!) ?? 0;
+    if (types[i] === DT.UV_DIRENT_UNKNOWN) {
       // As node:fs does: the file system gave no type, so the entry itself says.
       const a = binding.lstat(`${path}/${name}`, false, undefined, false) as Float64Array | undefined;
-      if (a !== undefined) kind = direntKind(a[1]!);
+      if (a !== undefined) fileType = a[1]! & S_IFMT;
     }
-    return new DirectDirent(name, kind, path);
+    return new DirectDirent(name, fileType, path);
   });
 }) as typeof NodeFs.readdirSync;
 
