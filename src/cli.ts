@@ -300,7 +300,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'observe the OCI backend and a pinned image and print the runtime identity digest',
     details:
       'Asks the Docker Engine API (Docker, or podman\'s `podman system service`) for the engine name and version, API ' +
-      'version, OS/architecture and default OCI runtime, and inspects IMAGE_ID, which must be a full sha256:<64 hex> ID ' +
+      'version, platform, OS/architecture and default OCI runtime with its version (podman: its libpod info; Docker: ' +
+      '/version and /info), and inspects IMAGE_ID, which must be a full sha256:<64 hex> ID ' +
       'of an image already present: tags are refused and nothing is ever pulled. Prints the canonical runtime identity ' +
       'and runtime_identity_digest, the value a collector profile pins. Exits 12 (RUNTIME_UNAVAILABLE) when no engine ' +
       'answers or the image is missing.',

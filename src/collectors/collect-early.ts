@@ -1,24 +1,25 @@
 // The engine reads `agent-task collect` starts before anything else. Its floor is the runtime identity,
-// which comes from the engine's /version, and podman takes about half a second to answer it (it gathers
-// its whole host information); so the launcher asks for it the moment the process starts, through this
-// module's CommonJS bundle (dist/hook/collect-early.cjs), before the ES module loader and the command
-// table are loaded. Reading /version and /_ping changes nothing and runs nothing: it is not an external
-// effect, so it may precede the reservation.
+// which comes from the engine's facts (engine-facts.ts), and podman takes about 0.2 s to answer them (it
+// gathers its whole host information); so the launcher asks for them the moment the process starts,
+// through this module's CommonJS bundle (dist/hook/collect-early.cjs), before the ES module loader and
+// the command table are loaded. Reading /_ping and the engine's information changes nothing and runs
+// nothing: it is not an external effect, so it may precede the reservation.
 //
 // It is only a prefetch. The command resolves its endpoint with the ordinary rules (engine.ts) and takes
 // the prefetched reads only when they were asked of exactly that endpoint; otherwise it asks again. The
 // reads do not keep the process alive until the command is about to use them, so a command that fails
 // first (a usage error, a missing data dir) exits at once.
 
-import { EngineApi, type EngineVersion } from './engine-api.js';
+import { EngineApi } from './engine-api.js';
 import { engineAddressFor, engineCandidates, pingEngine } from './engine-endpoint.js';
+import { readEngineFacts, type EngineFacts } from './engine-facts.js';
 
-/** The /_ping and /version of one endpoint, asked together. */
+/** The /_ping of one endpoint, and the engine facts asked as soon as it answers. */
 export interface EngineReads {
   readonly url: string;
   /** Whether /_ping answered (never rejects). */
   readonly answering: Promise<boolean>;
-  readonly version: Promise<EngineVersion>;
+  readonly facts: Promise<EngineFacts>;
   /**
    * The reads are asked in the background: they keep the process alive only from this call on (when
    * the command is about to need them), so a command that fails before then exits at once.
@@ -32,11 +33,10 @@ type Slot = { [SLOT]?: EngineReads };
 
 function ask(url: string): EngineReads {
   const api = new EngineApi(engineAddressFor(url)).background();
-  // /version first: it is the slow one.
-  const version = api.version();
-  version.catch(() => undefined);
-  const answering = pingEngine(api);
-  return { url, answering, version, foreground: () => api.foreground() };
+  const pinged = pingEngine(api);
+  const facts = readEngineFacts(api, pinged);
+  facts.catch(() => undefined);
+  return { url, answering: pinged.then((p) => p !== undefined), facts, foreground: () => api.foreground() };
 }
 
 /** The option's value as the parser reads it (`--docker-host URL` or `--docker-host=URL`), if given once. */

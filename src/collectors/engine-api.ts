@@ -25,11 +25,29 @@ export class EngineApiError extends Error {
   }
 }
 
+/** What `/_ping` says besides OK: the API versions in its headers (podman's names its libpod API too). */
+export interface EnginePing {
+  /** `Api-Version`: the Docker-compatible API version the engine serves. */
+  readonly apiVersion: string | undefined;
+  /** `Libpod-Api-Version`: sent by podman only, with its own (libpod) API version. */
+  readonly libpodApiVersion: string | undefined;
+}
+
+/** The parts of podman's `GET /v{libpod API}/libpod/info` the runtime identity reads. */
+export interface LibpodInfo {
+  version?: { Version?: unknown };
+  host?: {
+    os?: unknown;
+    arch?: unknown;
+    distribution?: { distribution?: unknown; version?: unknown };
+    ociRuntime?: { name?: unknown; version?: unknown };
+  };
+}
+
 /** The parts of `GET /version` the runtime identity reads. */
 export interface EngineVersion {
   Version?: unknown;
   ApiVersion?: unknown;
-  MinAPIVersion?: unknown;
   Os?: unknown;
   Arch?: unknown;
   Platform?: { Name?: unknown };
@@ -146,11 +164,17 @@ export class EngineApi {
     return res;
   }
 
-  async ping(): Promise<string> {
+  /** `GET /_ping`: its body (`OK`) and the API versions its headers name. */
+  async ping(): Promise<EnginePing & { readonly body: string }> {
     const res = await this.send('GET', '/_ping');
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) throw await EngineApi.failure(res);
-    return (await EngineApi.readBody(res)).toString('utf8');
+    const header = (name: string): string | undefined => {
+      const v = res.headers[name];
+      return typeof v === 'string' && v !== '' ? v : undefined;
+    };
+    const body = (await EngineApi.readBody(res)).toString('utf8');
+    return { body, apiVersion: header('api-version'), libpodApiVersion: header('libpod-api-version') };
   }
 
   version(): Promise<EngineVersion> {
@@ -159,6 +183,11 @@ export class EngineApi {
 
   info(): Promise<{ DefaultRuntime?: unknown }> {
     return this.json('GET', '/info');
+  }
+
+  /** podman's own host information, under the libpod API version its `/_ping` named. */
+  libpodInfo(libpodApiVersion: string): Promise<LibpodInfo> {
+    return this.json('GET', `/v${encodeURIComponent(libpodApiVersion)}/libpod/info`);
   }
 
   imageInspect(id: string): Promise<{ Id?: unknown }> {

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AgentscmError, usageError } from '../core/errors.js';
-import type { EngineAddress, EngineApi } from './engine-api.js';
+import type { EngineAddress, EngineApi, EnginePing } from './engine-api.js';
 
 export type EngineSource = 'flag' | 'env' | 'default' | 'started';
 
@@ -67,8 +67,10 @@ export function engineCandidates(dockerHost: string | undefined, env: NodeJS.Pro
     .map((p) => ({ url: `unix://${p}`, source: 'default' as const }));
 }
 
-/** True when the endpoint answers `/_ping` within the timeout. Never throws. */
-export async function pingEngine(api: EngineApi, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+/**
+ * The endpoint's `/_ping` answer when it answers OK within the timeout, else undefined. Never throws.
+ */
+export async function pingEngine(api: EngineApi, timeoutMs = PING_TIMEOUT_MS): Promise<EnginePing | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const answer = await Promise.race([
@@ -80,9 +82,9 @@ export async function pingEngine(api: EngineApi, timeoutMs = PING_TIMEOUT_MS): P
         timer.unref();
       }),
     ]);
-    return answer.trim() === 'OK';
+    return answer.body.trim() === 'OK' ? { apiVersion: answer.apiVersion, libpodApiVersion: answer.libpodApiVersion } : undefined;
   } catch {
-    return false;
+    return undefined;
   } finally {
     if (timer) clearTimeout(timer);
   }

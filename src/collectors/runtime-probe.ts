@@ -9,10 +9,15 @@
 import { canonicalJsonBytes, type JsonValue } from '../core/canonical/json.js';
 import { domainDigest, DOMAINS } from '../core/crypto/digest.js';
 import { badInput } from '../core/errors.js';
-import type { EngineApi, EngineVersion } from './engine-api.js';
+import type { EngineApi } from './engine-api.js';
 import { runtimeUnavailable } from './engine-endpoint.js';
+import { engineFailure, readEngineFacts, statusOf, type EngineFacts } from './engine-facts.js';
 
-export const RUNTIME_IDENTITY_VERSION = 1;
+export { defaultRuntimeOf, engineFailure, factsFromLibpodInfo, factsFromVersion, podmanDefaultRuntime, readEngineFacts, statusOf, type EngineFacts } from './engine-facts.js';
+
+// Version 2 left out the minimum API version: podman's libpod info, from which its facts now come (half
+// the time of its /version), does not carry it, and the engine's version fixes it anyway.
+export const RUNTIME_IDENTITY_VERSION = 2;
 
 /** A pinned image: the full content ID. Tags and short IDs are refused because they can move. */
 export const IMAGE_ID_RE = /^sha256:[0-9a-f]{64}$/;
@@ -20,7 +25,7 @@ export const IMAGE_ID_RE = /^sha256:[0-9a-f]{64}$/;
 /** The runtime identity, in declared field order (the canonical bytes follow this order). */
 export interface RuntimeIdentity {
   version: number;
-  engine: { name: string; version: string; api_version: string; min_api_version: string; platform: string };
+  engine: { name: string; version: string; api_version: string; platform: string };
   os: string;
   arch: string;
   oci_runtime: { name: string; version: string };
@@ -60,95 +65,25 @@ export async function inspectPinnedImage(api: EngineApi, imageId: string): Promi
   return info;
 }
 
-interface VersionComponent {
-  Name?: string;
-  Version?: string;
-  Details?: Record<string, unknown>;
-}
-
-/** What the engine says about itself, independent of any image. */
-export interface EngineFacts {
-  readonly version: EngineVersion;
-  /** The engine's default OCI runtime ('unknown' when it names none). */
-  readonly runtimeName: string;
-}
-
-function componentsOf(version: EngineVersion): VersionComponent[] {
-  return Array.isArray(version.Components) ? (version.Components as VersionComponent[]) : [];
-}
-
-const PODMAN_RUNTIME_COMPONENT = /^OCI Runtime \((.+)\)$/;
-
-/**
- * The default OCI runtime as podman's /version names it. podman lists exactly one "OCI Runtime (NAME)"
- * component, built from its default runtime, whose NAME is the configured engine runtime that /info
- * reports as DefaultRuntime; so /version alone gives the same identity, and podman answers /version and
- * /info each by gathering its whole host information (about half a second here), so asking only once
- * halves the probe's load on the engine. Anything else (Docker, a podman that lists no runtime) is
- * undefined: the caller then asks /info, as before.
- */
-export function podmanDefaultRuntime(version: EngineVersion): string | undefined {
-  const components = componentsOf(version);
-  if (!components.some((c) => c.Name === 'Podman Engine')) return undefined;
-  const named = components.map((c) => (typeof c.Name === 'string' ? PODMAN_RUNTIME_COMPONENT.exec(c.Name)?.[1] : undefined)).filter((n): n is string => n !== undefined);
-  return named.length === 1 ? named[0] : undefined;
-}
-
-/** /info's DefaultRuntime, as the identity records it. */
-export function defaultRuntimeOf(info: { DefaultRuntime?: unknown }): string {
-  return typeof info.DefaultRuntime === 'string' && info.DefaultRuntime !== '' ? info.DefaultRuntime : 'unknown';
-}
-
-/**
- * Reads the engine's facts: /version (or the answer of a /version already asked of the same endpoint),
- * and /info only when /version does not name the default runtime.
- */
-export async function probeEngine(api: EngineApi, asked?: Promise<EngineVersion>): Promise<EngineFacts> {
-  try {
-    const version = await (asked ?? api.version());
-    const runtimeName = podmanDefaultRuntime(version) ?? defaultRuntimeOf(await api.info());
-    return { version, runtimeName };
-  } catch (e) {
-    throw engineFailure('reading the engine version', e);
-  }
-}
-
 /** Observes the engine and the pinned image and builds the identity and its digest. */
 export async function probeRuntime(api: EngineApi, imageId: string, facts?: Promise<EngineFacts>): Promise<RuntimeProbe> {
   assertPinnedImageId(imageId);
   // The reads are independent; asking concurrently keeps the probe off collect's critical path.
   const image = inspectPinnedImage(api, imageId);
   image.catch(() => undefined);
-  const engineFacts = await (facts ?? probeEngine(api));
+  const engineFacts = await (facts ?? readEngineFacts(api));
   await image;
   return identityOf(engineFacts, imageId);
 }
 
 /** The identity and its digest from the engine's facts and the (inspected) pinned image. */
 export function identityOf(facts: EngineFacts, imageId: string): RuntimeProbe {
-  const { version, runtimeName } = facts;
-  const components = componentsOf(version);
-  const podman = components.find((c) => c.Name === 'Podman Engine');
-  const engineName = podman ? 'podman' : components.some((c) => c.Name === 'Engine') ? 'docker' : 'unknown';
-  // podman names the component "OCI Runtime (runc)"; Docker lists "runc" (its default runtime binary).
-  const runtimeComponent =
-    components.find((c) => c.Name === `OCI Runtime (${runtimeName})`) ?? components.find((c) => c.Name === runtimeName);
-  let runtimeVersion = runtimeComponent?.Version ?? 'unknown';
-  const gitCommit = runtimeComponent?.Details?.GitCommit;
-  if (engineName === 'docker' && typeof gitCommit === 'string' && gitCommit !== '') runtimeVersion = `${runtimeVersion} (${gitCommit})`;
-
   const identity: RuntimeIdentity = {
     version: RUNTIME_IDENTITY_VERSION,
-    engine: {
-      name: engineName,
-      version: str(version.Version),
-      api_version: str(version.ApiVersion),
-      min_api_version: str(version.MinAPIVersion),
-      platform: str(version.Platform?.Name),
-    },
-    os: str(version.Os),
-    arch: str(version.Arch),
-    oci_runtime: { name: runtimeName, version: runtimeVersion },
+    engine: { name: facts.name, version: facts.version, api_version: facts.apiVersion, platform: facts.platform },
+    os: facts.os,
+    arch: facts.arch,
+    oci_runtime: { name: facts.runtime.name, version: facts.runtime.version },
     image_id: imageId,
   };
   const canonical = runtimeIdentityBytes(identity);
@@ -163,7 +98,6 @@ export function runtimeIdentityBytes(id: RuntimeIdentity): Buffer {
       name: id.engine.name,
       version: id.engine.version,
       api_version: id.engine.api_version,
-      min_api_version: id.engine.min_api_version,
       platform: id.engine.platform,
     },
     os: id.os,
@@ -176,22 +110,4 @@ export function runtimeIdentityBytes(id: RuntimeIdentity): Buffer {
 
 export function runtimeIdentityDigest(id: RuntimeIdentity): string {
   return domainDigest(DOMAINS.runtimeIdentity, runtimeIdentityBytes(id));
-}
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
-export function statusOf(e: unknown): number | undefined {
-  if (typeof e === 'object' && e !== null && 'statusCode' in e) {
-    const s = (e as { statusCode: unknown }).statusCode;
-    if (typeof s === 'number') return s;
-  }
-  return undefined;
-}
-
-export function engineFailure(what: string, e: unknown): Error {
-  const status = statusOf(e);
-  const msg = e instanceof Error ? e.message.split('\n')[0] : String(e);
-  return runtimeUnavailable(`container engine failed while ${what}${status ? ` (HTTP ${status})` : ''}: ${msg}`, 'ENGINE_ERROR');
 }

@@ -16,10 +16,10 @@ describe('podman system service', () => {
     assert.match(svc.endpoint.url, /^unix:\/\/\/.+\/podman\.sock$/);
     const socket = svc.endpoint.url.slice('unix://'.length);
     assert.equal(fs.statSync(socket).isSocket(), true);
-    assert.equal(await pingEngine(svc.api), true);
+    assert.notEqual(await pingEngine(svc.api), undefined);
     await svc.stop();
     assert.equal(fs.existsSync(socket), false);
-    assert.equal(await pingEngine(svc.api, 500), false);
+    assert.equal(await pingEngine(svc.api, 500), undefined);
   });
 
   it('does not replace a named endpoint that does not answer', async () => {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type Docker from 'dockerode';
 import type { EngineApi } from '../../src/collectors/engine-api.js';
-import { defaultRuntimeOf, identityOf, podmanDefaultRuntime, probeRuntime, runtimeIdentityBytes } from '../../src/collectors/runtime-probe.js';
+import { pingEngine } from '../../src/collectors/engine-endpoint.js';
+import { defaultRuntimeOf, factsFromVersion, identityOf, podmanDefaultRuntime, probeRuntime, readEngineFacts, runtimeIdentityBytes } from '../../src/collectors/runtime-probe.js';
 import { domainDigest, DOMAINS } from '../../src/core/crypto/digest.js';
 import { agentscm, json } from '../support/cli.js';
 import { ensureEngine, ensureTestImage } from '../support/engine.js';
@@ -38,19 +39,25 @@ describe('agent-task runtime-probe', () => {
     assert.notEqual(a.identity.engine.version, '');
     assert.notEqual(a.identity.engine.api_version, '');
     assert.notEqual(a.identity.oci_runtime.name, 'unknown');
-    assert.match(a.canonical.toString('utf8'), /^\{"version":1,"engine":\{"name":"[a-z]+","version":/);
+    assert.match(a.canonical.toString('utf8'), /^\{"version":2,"engine":\{"name":"[a-z]+","version":/);
   });
 
-  it('computes the same identity from /version alone as with /info\'s DefaultRuntime', async () => {
-    // The probe asks podman only /version; profiles pinned before that were computed with /info's
-    // DefaultRuntime. Both must give the same digest on the real engine.
+  it("observes the same engine facts as the engine's /version and /info say", async () => {
+    // podman's facts come from its libpod info and /_ping (half the time of its /version); Docker's from
+    // /version. Either way they must be what /version (with /info's DefaultRuntime) says.
+    const ping = await pingEngine(api);
+    assert.ok(ping);
+    const facts = await readEngineFacts(api);
     const version = await api.version();
     const info = await api.info();
-    const withInfo = identityOf({ version, runtimeName: defaultRuntimeOf(info) }, image);
+    assert.deepEqual(facts, factsFromVersion(version, defaultRuntimeOf(info)));
+    assert.equal(facts.apiVersion, ping.apiVersion);
+    if (ping.libpodApiVersion !== undefined) {
+      assert.equal(facts.name, 'podman');
+      assert.equal(podmanDefaultRuntime(version), defaultRuntimeOf(info));
+    }
     const probe = await probeRuntime(api, image);
-    assert.equal(probe.digest, withInfo.digest);
-    assert.deepEqual(probe.identity, withInfo.identity);
-    if (probe.identity.engine.name === 'podman') assert.equal(podmanDefaultRuntime(version), defaultRuntimeOf(info));
+    assert.deepEqual(probe, identityOf(facts, image));
   });
 
   it('gives a different digest for a different image', async () => {

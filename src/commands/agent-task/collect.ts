@@ -1,7 +1,7 @@
 // agentscm agent-task collect CHANGE --task-id ID --attempt-id ID --key-dir DIR [...]: one exact local
 // collection of a claimed collector attempt. This entry takes the engine's identity reads (ping and
-// version, asked by the launcher as the process started: collect-early.ts; the image once the descriptor
-// names it) before loading anything else: podman takes about half a second to answer /version, and that
+// the engine's facts, asked by the launcher as the process started: collect-early.ts; the image once the
+// descriptor names it) before loading anything else: podman takes about 0.2 s to answer them, and that
 // wait is the floor of collect's own time. Reading the engine is not an external effect (it changes
 // nothing and runs nothing; docs/COLLECTOR.md).
 // The body is collect-flow.ts, run from its one-file CommonJS bundle with V8's code cache.
@@ -16,7 +16,7 @@ import { EngineApi } from '../../collectors/engine-api.js';
 import { engineAddressFor, engineCandidates } from '../../collectors/engine-endpoint.js';
 import * as progress from '../../collectors/progress.js';
 import { startStager } from '../../collectors/stager.js';
-import { probeEngine, probeRuntime, type EngineFacts } from '../../collectors/runtime-probe.js';
+import { probeRuntime, readEngineFacts, type EngineFacts } from '../../collectors/runtime-probe.js';
 import * as errors from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idOpt, optionalStringOpt, stringOpt } from '../options.js';
@@ -52,19 +52,19 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   idOpt(inv, 'attempt-id');
   const dockerHost = optionalStringOpt(inv, 'docker-host');
   const first = engineCandidates(dockerHost, ctx.env)[0];
-  // /_ping and /version of the first candidate, asked together (by the launcher, if it could).
+  // /_ping and the engine facts of the first candidate (asked by the launcher, if it could).
   const reads = first ? engineReads(first.url) : undefined;
   const reading: Promise<EngineReads> = (async () => {
     let api: EngineApi;
     let facts: Promise<EngineFacts>;
     if (reads && (await reads.answering)) {
       api = new EngineApi(engineAddressFor(reads.url));
-      facts = probeEngine(api, reads.version);
+      facts = reads.facts;
     } else {
       // The first candidate does not answer: the ordinary search decides (and names the failure).
       const { connectEngine } = await import('../../collectors/engine.js');
       ({ api } = await connectEngine({ dockerHost, env: ctx.env }));
-      facts = probeEngine(api);
+      facts = readEngineFacts(api);
     }
     facts.catch(() => undefined);
     return { api, observed: async (imageId: string) => (await probeRuntime(api, imageId, facts)).digest };
