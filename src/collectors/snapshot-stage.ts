@@ -15,7 +15,7 @@ import { canonicalJsonBytes } from '../core/canonical/json.js';
 import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
 import { localState, type ErrorKind } from '../core/errors.js';
 import { ensurePrivateDir, lstatOrUndefined } from '../core/fs/safe.js';
-import { MODE_EXEC, MODE_SYMLINK, SnapshotStore } from '../core/native/snapshot.js';
+import { BLOB_MODE, MODE_EXEC, MODE_SYMLINK, SnapshotStore } from '../core/native/snapshot.js';
 
 export interface StageRequest {
   readonly stateDir: string;
@@ -28,15 +28,26 @@ export function snapshotDirOf(stateDir: string, revision: string, attemptId: str
   return path.join(stateDir, 'snapshots', domainDigest(DOMAINS.snapshot, canonicalJsonBytes({ revision, attempt_id: attemptId })));
 }
 
+/** Modes of materialized files: read-only, like the mount that shows them to the container. */
+export const STAGED_FILE_MODE = BLOB_MODE;
+export const STAGED_EXEC_MODE = 0o555;
+
+/** link(2) failures that mean "copy instead": another file system, a refusing one, too many links. */
+const COPY_INSTEAD = new Set(['EXDEV', 'EPERM', 'EMLINK', 'EACCES', 'ENOTSUP', 'EOPNOTSUPP']);
+
 /**
  * Writes the snapshot into a fresh owner-private staging directory next to its final place and returns
  * the staging path. Only placeSnapshot touches the attempt's own directory, which a container started
  * by a crashed collector may still have mounted.
  *
- * Each blob is read once, checked against its SHA-256 and written with O_EXCL|O_NOFOLLOW; every
- * directory is made exactly once (EEXIST is corruption, not something to step over). Nothing is
- * fsynced: the snapshot is derived data, and a run that crashes before its container started finds no
- * container and stages again.
+ * Each blob is read once and checked against its SHA-256. A regular file whose blob is already what it
+ * must be (read-only for all, BLOB_MODE, owned by this user) is hard-linked to it: creating a thousand
+ * new files costs far more than linking them on some disks (about 0.4 ms each against 0.02 ms here, at
+ * times), and the blob is immutable. Every other entry (executables, blobs of older stores, a data dir
+ * on another file system) is written with O_EXCL|O_NOFOLLOW in the same mode a link would show, so the
+ * tree is the same either way: regular files 0o444, executables 0o555. Every directory is made exactly
+ * once (EEXIST is corruption, not something to step over). Nothing is fsynced: the snapshot is derived
+ * data, and a run that crashes before its container started finds no container and stages again.
  */
 export function stageSnapshotSync(r: StageRequest): string {
   const parent = path.join(r.stateDir, 'snapshots');
@@ -47,6 +58,8 @@ export function stageSnapshotSync(r: StageRequest): string {
   const dir = `${snapshotDirOf(r.stateDir, r.revision, r.attemptId)}.staging-${randomBytes(8).toString('hex')}`;
   fs.mkdirSync(dir, { mode: 0o700 });
   fs.chmodSync(dir, 0o700);
+  const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
+  let linking = true;
   try {
     const made = new Set<string>();
     const mkdirOnce = (rel: string): void => {
@@ -62,22 +75,38 @@ export function stageSnapshotSync(r: StageRequest): string {
       }
       made.add(rel);
     };
+    const seen = { mode: 0, uid: -1 };
     for (const e of manifest.entries) {
       const slash = e.path.lastIndexOf('/');
       if (slash > 0) mkdirOnce(e.path.slice(0, slash));
       const target = path.join(dir, e.path);
-      const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
+      const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER, seen);
       if (body === undefined || body === 'limit' || createHash('sha256').update(body).digest('hex') !== e.sha256) throw localState(`snapshot blob of ${e.path} is missing or corrupt`, 'SNAPSHOT_CORRUPT');
-      if (e.mode === MODE_SYMLINK) fs.symlinkSync(body.toString('utf8'), target);
-      else {
-        // O_EXCL|O_NOFOLLOW: never write through a link planted in the fresh tree.
-        const fd = fs.openSync(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, e.mode === MODE_EXEC ? 0o755 : 0o644);
+      if (e.mode === MODE_SYMLINK) {
+        fs.symlinkSync(body.toString('utf8'), target);
+        continue;
+      }
+      if (linking && e.mode !== MODE_EXEC && seen.mode === STAGED_FILE_MODE && seen.uid === uid) {
         try {
-          let off = 0;
-          while (off < body.length) off += fs.writeSync(fd, body, off, body.length - off);
-        } finally {
-          fs.closeSync(fd);
+          fs.linkSync(snapshots.blobPath(e.sha256), target);
+          continue;
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code ?? '';
+          if (!COPY_INSTEAD.has(code)) throw err;
+          // EMLINK concerns this blob only; the others mean no link will work here.
+          if (code !== 'EMLINK') linking = false;
         }
+      }
+      // O_EXCL|O_NOFOLLOW: never write through a link planted in the fresh tree.
+      const mode = e.mode === MODE_EXEC ? STAGED_EXEC_MODE : STAGED_FILE_MODE;
+      const fd = fs.openSync(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+      try {
+        let off = 0;
+        while (off < body.length) off += fs.writeSync(fd, body, off, body.length - off);
+        // The umask may have removed bits: the tree must not depend on it.
+        fs.fchmodSync(fd, mode);
+      } finally {
+        fs.closeSync(fd);
       }
     }
   } catch (e) {

@@ -156,13 +156,20 @@ export function scanWorkspace(root: string): { manifest: Manifest; revision: str
   return { manifest, revision: revisionOf(manifest) };
 }
 
+/**
+ * The mode of a blob written now: read-only for everyone, inside owner-private directories. Stores made
+ * before kept blobs at 0o400; a collector copies those instead of linking them.
+ */
+export const BLOB_MODE = 0o444;
+
 export class SnapshotStore {
   readonly root: string;
   constructor(readonly dataDir: string) {
     this.root = path.join(dataDir, 'snapshots');
   }
 
-  private blobPath(sha: string): string {
+  /** Where a blob is kept (create-only, never rewritten): what a materialized snapshot may hard-link. */
+  blobPath(sha: string): string {
     return path.join(this.root, 'blobs', sha.slice(0, 2), sha);
   }
 
@@ -187,7 +194,9 @@ export class SnapshotStore {
       // The file may have changed between scan and copy: the blob must be what the manifest names.
       if (nodeCrypto().createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw badInput(`workspace file ${f.path} changed during the checkpoint; retry`, 'WORKSPACE_CHANGED');
       ensurePrivateDir(path.dirname(file), 'snapshot store');
-      publishCreateOnly(file, bytes, 0o400);
+      // Readable by all (BLOB_MODE): a collector materializes regular files by hard-linking their blobs,
+      // and a container's user need not be the owner. The store's directories stay owner-private.
+      publishCreateOnly(file, bytes, BLOB_MODE);
     }
     const manifest: Manifest = { version: 1, entries: scanned.map(({ path: p, mode, size, sha256 }) => ({ path: p, mode, size, sha256 })) };
     const bytes = manifestBytes(manifest);
@@ -214,8 +223,9 @@ export class SnapshotStore {
   /**
    * Reads a blob of at most maxBytes. The size is checked on the open descriptor before any byte is
    * read; returns 'limit' when over, undefined when missing. The content hash is the caller's check.
+   * `seen`, when given, receives the open blob's permission bits and owner.
    */
-  readBlob(sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
+  readBlob(sha256: string, maxBytes: number, seen?: { mode: number; uid: number }): Buffer | 'limit' | undefined {
     let fd: number;
     try {
       fd = fs.openSync(this.blobPath(sha256), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
@@ -226,6 +236,10 @@ export class SnapshotStore {
     try {
       const st = fs.fstatSync(fd);
       if (!st.isFile()) return undefined;
+      if (seen) {
+        seen.mode = st.mode & 0o7777;
+        seen.uid = st.uid;
+      }
       if (st.size > maxBytes) return 'limit';
       const buf = Buffer.alloc(st.size);
       let off = 0;
