@@ -193,6 +193,57 @@ test('recallSessionBrief: the same brief from our covering index and from a stor
   }
 });
 
+test('sessionBriefSql: one ordered index walk per project name, the same candidates as one filter over both names', () => {
+  const events: MemoryEvent[] = [];
+  for (let i = 0; i < 400; i++) {
+    events.push(
+      memory(`n-${String(i).padStart(3, '0')}`, ['project', 'global', 'agent', 'session'][i % 4]!, {
+        ring: ['cambium', 'scar', 'heartwood', 'outer'][(i * 3) % 4]!,
+        salience: ((i * 13) % 7) / 6,
+        confidence: ((i * 5) % 4) / 3,
+        created_at: `2026-0${1 + (i % 9)}-0${1 + (i % 7)}T00:00:00Z`,
+        project: i % 3 === 0 ? 'project-alias' : i % 11 === 0 ? 'other-project' : 'project',
+        agent_profile: i % 2 === 0 ? 'codex' : 'other-agent',
+        session_id: i % 5 === 0 ? 'new-session' : 'old-session',
+        superseded_by: i % 17 === 0 ? 'n-000' : null,
+      }),
+    );
+  }
+  const root = store(events);
+  const reader = openTreeRingReadOnly(root);
+  try {
+    // The reference: every visibility filter over both names at once, sorted whole (written out here).
+    const reference = (scope: typeof SCOPE, cap: number) =>
+      (
+        reader.db
+          .prepare(
+            `SELECT m.id FROM memories m WHERE m.project IN (?, ?) AND m.sensitivity = 'normal' AND m.superseded_by IS NULL
+               AND (m.expires_at IS NULL OR julianday(m.expires_at) > julianday('now'))
+               AND NOT EXISTS (SELECT 1 FROM redaction_tombstones t WHERE t.memory_id = m.id)
+               AND (m.scope IN ('global', 'project', 'tool', 'eval', 'manual', 'dox', 'revolve') OR (m.scope = 'agent' AND m.agent_profile = ?)
+                 OR (m.scope = 'workflow' AND m.workflow_id = ?) OR (m.scope = 'session' AND m.session_id = ?))
+             ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END, m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?`,
+          )
+          .all(scope.project, scope.projectAlias, scope.agentProfile, scope.workflowId, scope.sessionId, cap) as { id: string }[]
+      )
+        .map((r) => r.id)
+        .sort();
+    for (const scope of [SCOPE, { ...SCOPE, projectAlias: SCOPE.project }]) {
+      for (const limit of [1, 8, 40]) {
+        const q = sessionBriefSql(scope, limit);
+        const cap = q.params[q.params.length - 1] as number;
+        const got = (reader.db.prepare(q.sql).all(...q.params) as { id: string }[]).map((r) => r.id).sort();
+        assert.deepEqual(got, reference(scope, cap), `${scope.projectAlias}, limit ${limit}`);
+        const plan = (reader.db.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.params) as Array<{ detail: string }>).map((r) => r.detail).join('\n');
+        // One name: the index walk is in order and stops at the cap, with no sort of every visible row.
+        if (scope.projectAlias === scope.project) assert.doesNotMatch(plan, /TEMP B-TREE/, plan);
+      }
+    }
+  } finally {
+    reader.close();
+  }
+});
+
 test('openTreeRingReadOnly never creates a store', () => {
   const root = path.join(tempProject(), '.tree-ring');
   assert.throws(() => openTreeRingReadOnly(root), (e: Error & { code?: string }) => e.code === 'NO_STORE');

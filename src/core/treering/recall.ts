@@ -335,35 +335,56 @@ export interface SessionScope {
   sessionId: string;
 }
 
-function sessionWhere(scope: SessionScope): { sql: string; params: unknown[] } {
+/** The visibility filters of a session, after the project condition (`projects`: its SQL and params). */
+function sessionWhereFor(scope: SessionScope, projects: { sql: string; params: unknown[] }): { sql: string; params: unknown[] } {
   return {
-    sql: `m.project IN (?, ?) AND m.sensitivity = 'normal' AND m.superseded_by IS NULL
+    sql: `${projects.sql} AND m.sensitivity = 'normal' AND m.superseded_by IS NULL
       AND (m.expires_at IS NULL OR julianday(m.expires_at) > julianday('now'))
       AND NOT EXISTS (SELECT 1 FROM redaction_tombstones t WHERE t.memory_id = m.id)
       AND (m.scope IN (${SHARED_SCOPES})
         OR (m.scope = 'agent' AND m.agent_profile = ?)
         OR (m.scope = 'workflow' AND m.workflow_id = ?)
         OR (m.scope = 'session' AND m.session_id = ?))`,
-    params: [scope.project, scope.projectAlias ?? scope.project, scope.agentProfile, scope.workflowId, scope.sessionId],
+    params: [...projects.params, scope.agentProfile, scope.workflowId, scope.sessionId],
   };
 }
+
+function sessionWhere(scope: SessionScope): { sql: string; params: unknown[] } {
+  return sessionWhereFor(scope, { sql: 'm.project IN (?, ?)', params: [scope.project, scope.projectAlias ?? scope.project] });
+}
+
+const BRIEF_ORDER = `CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
+           m.salience DESC, m.confidence DESC, m.created_at DESC, m.id`;
 
 /**
  * The startup brief's candidate query: scars, then heartwood, then the rest, each by salience,
  * confidence and recency. The inner query sorts only narrow keys and row ids, so the candidate columns
  * (details, tags, age) are built for the bounded candidates alone, not for every visible memory. Its
  * WHERE and ORDER BY match the covering index agentscm_memories_session_brief (store/schema.ts, whose
- * BRIEF_RING_ORDER is the CASE below): where the index exists, SQLite walks it in order and stops at
- * the limit instead of reading every visible row of the wide memories table.
+ * BRIEF_RING_ORDER is the CASE below), whose leading column is the project: SQLite walks it in order and
+ * stops at the limit only under one project name (`m.project = ?`); `m.project IN (?, ?)` would read and
+ * sort every visible row (1 ms for 10,000 memories here, against a few rows' worth). So each project name
+ * has its own ordered walk: one when the alias is the name itself (the usual case), else one per name,
+ * each bounded, and the best of both by the same order.
  */
 export function sessionBriefSql(scope: SessionScope, limit: number): { sql: string; params: unknown[] } {
-  const where = sessionWhere(scope);
+  const cap = briefCandidateLimit(limit);
+  const alias = scope.projectAlias ?? scope.project;
+  const arm = (project: string) => {
+    const where = sessionWhereFor(scope, { sql: 'm.project = ?', params: [project] });
+    return { sql: `SELECT m.rowid FROM memories m WHERE ${where.sql} ORDER BY ${BRIEF_ORDER} LIMIT ?`, params: [...where.params, cap] };
+  };
+  const columns = `SELECT ${BRIEF_COLUMNS} FROM memories m WHERE m.rowid IN`;
+  if (alias === scope.project) {
+    const one = arm(scope.project);
+    return { sql: `${columns} (\n         ${one.sql})`, params: one.params };
+  }
+  const [a, b] = [arm(scope.project), arm(alias)];
   return {
-    sql: `SELECT ${BRIEF_COLUMNS} FROM memories m WHERE m.rowid IN (
-         SELECT m.rowid FROM memories m WHERE ${where.sql}
-         ORDER BY CASE m.ring WHEN 'scar' THEN 0 WHEN 'heartwood' THEN 1 ELSE 2 END,
-           m.salience DESC, m.confidence DESC, m.created_at DESC, m.id LIMIT ?)`,
-    params: [...where.params, briefCandidateLimit(limit)],
+    sql: `${columns} (
+         SELECT m.rowid FROM memories m WHERE m.rowid IN (${a.sql}) OR m.rowid IN (${b.sql})
+         ORDER BY ${BRIEF_ORDER} LIMIT ?)`,
+    params: [...a.params, ...b.params, cap],
   };
 }
 
