@@ -1,6 +1,7 @@
-// Create-only publication with the directory's fsync overlapping other work (ProjectFs.publishOverlapped,
-// used for receipts): same outcomes as publish(), meanwhile runs only after the entry exists, and
-// nothing resolves before the directory sync has finished.
+// Create-only publication with the file's and the directory's fsyncs overlapping other work
+// (ProjectFs.publishOverlapped, used for receipts): same outcomes as publish(), written in place under
+// the final name (no temp file), meanwhile runs only after the entry holds its bytes, and nothing
+// resolves before the syncs have finished. An entry that is a symlink is never written through.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -23,6 +24,30 @@ test('publishOverlapped: created, with meanwhile run once the entry exists; an e
   assert.equal(ran, false);
   assert.equal(fs.readFileSync(pfs.abs('.tree-ring/a/b.json'), 'utf8'), '{"x":1}\n');
   assert.deepEqual(fs.readdirSync(pfs.abs('.tree-ring/a')), ['b.json'], 'no temp file left behind');
+  // The mode is applied whatever the umask.
+  const old = process.umask(0o777);
+  try {
+    const m = await pfs.publishOverlapped('.tree-ring/a/m.json', 'm', 0o640, 0o700, () => 0);
+    assert.equal(m.outcome, 'created');
+  } finally {
+    process.umask(old);
+  }
+  assert.equal(fs.statSync(pfs.abs('.tree-ring/a/m.json')).mode & 0o777, 0o640);
+});
+
+test('publishOverlapped: a symlink at the final name is an existing entry, never written through', async () => {
+  const root = project();
+  const pfs = new ProjectFs(root);
+  fs.mkdirSync(pfs.abs('.tree-ring'));
+  const target = path.join(root, 'target.txt');
+  fs.writeFileSync(target, 'original');
+  fs.symlinkSync(target, pfs.abs('.tree-ring/l.json'));
+  const dangling = path.join(root, 'nowhere.txt');
+  fs.symlinkSync(dangling, pfs.abs('.tree-ring/d.json'));
+  assert.deepEqual(await pfs.publishOverlapped('.tree-ring/l.json', 'x', 0o600, 0o700, () => 0), { outcome: 'exists' });
+  assert.deepEqual(await pfs.publishOverlapped('.tree-ring/d.json', 'x', 0o600, 0o700, () => 0), { outcome: 'exists' });
+  assert.equal(fs.readFileSync(target, 'utf8'), 'original');
+  assert.equal(fs.existsSync(dangling), false);
 });
 
 test('publishOverlapped: a failing directory sync is indeterminate; an error of meanwhile waits for the sync', async () => {

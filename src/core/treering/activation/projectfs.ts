@@ -1,6 +1,11 @@
 // Project-relative file access for activation. Every path is project-relative and normalized; no
-// component may be a symlink; publication is create-only (temp file, fsync, link(2) to the final name,
-// fsync of the directory) and never replaces or removes an existing final entry.
+// component may be a symlink; publication is create-only and never replaces or removes an existing
+// final entry. publish() writes a temp file, fsyncs it, links it to the final name and fsyncs the
+// directory, so the final name never shows partial bytes (managed files hosts read). publishOverlapped()
+// (receipts, on the SessionStart hook's path) creates the final name itself and syncs the file and the
+// directory together while other work runs: a reader that races it, or a crash before the syncs, can
+// see a partial receipt, which verification rejects like any malformed one (not proof), and the hook
+// answers only once both syncs succeeded.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -39,6 +44,21 @@ export function setDirectorySyncForTests(f: ((dir: string) => void) | undefined)
           }),
         )
     : fsyncDirOnThreadPool;
+}
+
+/** fsync(2) of a written file on libuv's thread pool; the descriptor is closed either way. */
+function fsyncFileOnThreadPool(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fsync(fd, (err) => {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        /* the sync's own outcome is what counts */
+      }
+      if (err) reject(err);
+      else resolve();
+    });
+  });
 }
 
 /** fsync(2) of a directory on libuv's thread pool, so that the caller's thread can go on meanwhile. */
@@ -167,10 +187,12 @@ export class ProjectFs {
   }
 
   /**
-   * publish(), with the final directory sync on the thread pool while `meanwhile` runs on this thread
-   * (when the entry was created). It resolves only once both are done, so a caller reports nothing
-   * before the entry is as durable as publish() leaves it; if meanwhile throws, the sync is still
-   * awaited before the error propagates.
+   * Create-only publication of a small file whose readers verify it (a receipt): the final name is
+   * created (O_EXCL, never through a symlink) and written, then the file's and the directory's fsyncs
+   * run together on the thread pool while `meanwhile` runs on this thread. It resolves only once all
+   * are done, so a caller reports nothing before the entry is durable; 'indeterminate' when a sync
+   * failed. If meanwhile throws, the syncs are still awaited before the error propagates. A write that
+   * fails removes the file it created.
    */
   async publishOverlapped<T>(
     rel: string,
@@ -179,14 +201,33 @@ export class ProjectFs {
     dirMode: number,
     meanwhile: () => T,
   ): Promise<{ outcome: 'exists' } | { outcome: 'created' | 'indeterminate'; value: T }> {
-    const linked = this.linkSynced(rel, bytes, mode, dirMode);
-    if (linked === 'exists') return { outcome: 'exists' };
-    let synced: Promise<boolean>;
+    const parentsDurable = this.ensureParents(rel, dirMode);
+    const file = this.abs(rel);
+    let fd: number;
     try {
-      synced = syncDirectoryLater(linked.dir).then(
+      fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return { outcome: 'exists' };
+      throw e;
+    }
+    try {
+      const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+      for (let off = 0; off < b.length; ) off += fs.writeSync(fd, b, off, b.length - off);
+      fs.fchmodSync(fd, mode);
+    } catch (e) {
+      fs.closeSync(fd);
+      fs.rmSync(file, { force: true });
+      throw e;
+    }
+    const settled = (p: Promise<void>): Promise<boolean> =>
+      p.then(
         () => true,
         () => false,
       );
+    let synced: Promise<boolean>;
+    try {
+      const both = [settled(fsyncFileOnThreadPool(fd)), settled(syncDirectoryLater(path.dirname(file)))];
+      synced = Promise.all(both).then(([f, d]) => f! && d!);
     } catch {
       synced = Promise.resolve(false);
     }
@@ -197,7 +238,7 @@ export class ProjectFs {
       await synced;
       throw e;
     }
-    const durable = (await synced) && linked.parentsDurable;
+    const durable = (await synced) && parentsDurable;
     return { outcome: durable ? 'created' : 'indeterminate', value };
   }
 
