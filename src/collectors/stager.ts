@@ -19,8 +19,18 @@ export function workerFile(): URL {
 
 /** A staging worker started ahead of its request. */
 export interface Stager {
-  /** Hands the worker its one request; resolves with the staging path. */
+  /**
+   * Hands the worker its one request; resolves with the staging path as soon as the tree exists. The
+   * bytes of its hard-linked files are still being checked then: see verified().
+   */
   stage(r: StageRequest): Promise<string>;
+  /** Resolves once every byte of the staged tree matched the manifest; rejects (SNAPSHOT_CORRUPT) otherwise. */
+  verified(): Promise<void>;
+}
+
+function stageError(f: StageFailure | undefined): Error {
+  const e = f ?? { message: 'staging failed' };
+  return e.kind !== undefined && e.code !== undefined ? new AgentscmError(e.kind, e.code, e.message) : new Error(e.message);
 }
 
 /**
@@ -30,25 +40,33 @@ export interface Stager {
  */
 export function startStager(): Stager {
   const worker = new Worker(workerFile());
-  const staged = new Promise<string>((resolve, reject) => {
-    let settled = false;
-    worker.once('message', (m: { dir?: string; error?: StageFailure }) => {
-      settled = true;
-      if (m.dir !== undefined) resolve(m.dir);
-      else {
-        const f = m.error ?? { message: 'staging failed' };
-        reject(f.kind !== undefined && f.code !== undefined ? new AgentscmError(f.kind, f.code, f.message) : new Error(f.message));
-      }
-    });
-    worker.once('error', (e) => {
-      settled = true;
-      reject(e);
-    });
-    worker.once('exit', (code) => {
-      if (!settled) reject(new Error(`the snapshot staging worker exited with code ${code}`));
-    });
-  });
+  let settleStaged: { resolve: (dir: string) => void; reject: (e: Error) => void } | undefined;
+  let settleVerified: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  const staged = new Promise<string>((resolve, reject) => (settleStaged = { resolve, reject }));
+  const verified = new Promise<void>((resolve, reject) => (settleVerified = { resolve, reject }));
   staged.catch(() => undefined);
+  verified.catch(() => undefined);
+  let stagedDone = false;
+  let verifiedDone = false;
+  const fail = (e: Error): void => {
+    if (!stagedDone) settleStaged!.reject(e);
+    if (!verifiedDone) settleVerified!.reject(e);
+    stagedDone = verifiedDone = true;
+  };
+  worker.on('message', (m: { dir?: string; verified?: true; error?: StageFailure; verifyError?: StageFailure }) => {
+    if (m.dir !== undefined) {
+      stagedDone = true;
+      settleStaged!.resolve(m.dir);
+    } else if (m.verified === true) {
+      verifiedDone = true;
+      settleVerified!.resolve();
+    } else if (m.verifyError !== undefined) {
+      verifiedDone = true;
+      settleVerified!.reject(stageError(m.verifyError));
+    } else fail(stageError(m.error));
+  });
+  worker.once('error', (e) => fail(e));
+  worker.once('exit', (code) => fail(new Error(`the snapshot staging worker exited with code ${code}`)));
   // After the listeners: adding a 'message' listener refs the worker's port again.
   worker.unref();
   let used = false;
@@ -60,6 +78,7 @@ export function startStager(): Stager {
       worker.postMessage(r);
       return staged;
     },
+    verified: () => verified,
   };
 }
 

@@ -3,6 +3,7 @@
 // and the Hub's refusals of tampered, wrongly signed, revoked and runtime-changed transfers.
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
@@ -134,6 +135,30 @@ describe('agent-task collect', () => {
       assert.equal(qualification(rig, 'fail').doc.subject_current, true);
     } finally {
       restoreWorkspace(rig);
+    }
+  });
+
+  it('a staged file whose blob no longer matches its digest stops collect before the container starts', () => {
+    // Regular files are staged as hard links to their blobs and checked while the container is created:
+    // a blob changed after the checkpoint (its own content, unique to this test) must not run.
+    const unique = `notes for the corrupt-blob test ${process.pid}\n`;
+    fs.writeFileSync(path.join(rig.workspace, 'NOTES.txt'), unique);
+    try {
+      checkpoint(rig, 'corrupt');
+      const c = claim(rig, 'corrupt');
+      const sha = createHash('sha256').update(unique).digest('hex');
+      const blob = path.join(rig.dataDir, 'snapshots', 'blobs', sha.slice(0, 2), sha);
+      assert.equal(fs.statSync(blob).mode & 0o777, 0o444);
+      fs.chmodSync(blob, 0o644);
+      fs.writeFileSync(blob, 'tampered after the checkpoint\n');
+      fs.chmodSync(blob, 0o444);
+      const r = collect(rig, 'corrupt', c);
+      assert.equal(r.code, 9, `${r.code}: ${r.stdout}${r.stderr}`);
+      assert.equal((json(r) as { error?: { code?: string } }).error?.code, 'SNAPSHOT_CORRUPT');
+      assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 0, outcome: undefined }, 'nothing was uploaded');
+      assert.equal(fs.existsSync(path.join(executionDir(rig, c.attempt_id), 'container.json')), false, 'no container was recorded as started');
+    } finally {
+      fs.rmSync(path.join(rig.workspace, 'NOTES.txt'), { force: true });
     }
   });
 

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { discardStaged, placeSnapshot, snapshotDirOf, stageSnapshotSync, STAGED_EXEC_MODE, STAGED_FILE_MODE } from '../../src/collectors/snapshot-stage.js';
+import { discardStaged, placeSnapshot, snapshotDirOf, stageLinkedSync, stageSnapshotSync, STAGED_EXEC_MODE, STAGED_FILE_MODE, verifyLinked } from '../../src/collectors/snapshot-stage.js';
 import { AgentscmError } from '../../src/core/errors.js';
 import { BLOB_MODE, SnapshotStore } from '../../src/core/native/snapshot.js';
 
@@ -103,6 +103,18 @@ describe('snapshot staging', () => {
     const staged = stageSnapshotSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-3' });
     assertTree(staged);
     for (const rel of ['README.md', 'src/a.txt', 'src/deep/b.txt']) assert.equal(fs.statSync(path.join(staged, rel)).nlink, 1, rel);
+  });
+
+  it('hands over the linked tree before checking its bytes; the check finds a blob changed in between', () => {
+    const { dataDir, revision, store } = recorded();
+    const { dir, unverified } = stageLinkedSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-5' });
+    assertTree(dir);
+    assert.deepEqual(unverified.entries.map((e) => e.path).sort(), ['README.md', 'empty', 'src/a.txt', 'src/deep/b.txt'], 'the linked files, and only they');
+    verifyLinked(unverified);
+    const blob = store.blobPath(sha(FILES['src/a.txt']!.bytes));
+    fs.chmodSync(blob, 0o644);
+    fs.writeFileSync(blob, 'changed\n');
+    assert.throws(() => verifyLinked(unverified), (e: unknown) => e instanceof AgentscmError && e.code === 'SNAPSHOT_CORRUPT');
   });
 
   it('refuses a corrupt blob and leaves no staging directory', () => {

@@ -139,7 +139,11 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
         reservation,
         profile,
         attemptId,
-        beforeStart: checkRuntime,
+        // The runtime identity and the staged bytes (the linked files are checked while the container
+        // is created and attached) must both be right before anything runs.
+        beforeStart: async () => {
+          await Promise.all([checkRuntime(), stager.verified()]);
+        },
         // The recheck before signing is asked as soon as the command has ended, so that the Hub answers
         // while the output is collected and the removal confirmed; it is awaited before signing.
         onExited: () => {

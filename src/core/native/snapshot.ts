@@ -223,9 +223,8 @@ export class SnapshotStore {
   /**
    * Reads a blob of at most maxBytes. The size is checked on the open descriptor before any byte is
    * read; returns 'limit' when over, undefined when missing. The content hash is the caller's check.
-   * `seen`, when given, receives the open blob's permission bits and owner.
    */
-  readBlob(sha256: string, maxBytes: number, seen?: { mode: number; uid: number }): Buffer | 'limit' | undefined {
+  readBlob(sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
     let fd: number;
     try {
       fd = fs.openSync(this.blobPath(sha256), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
@@ -236,10 +235,6 @@ export class SnapshotStore {
     try {
       const st = fs.fstatSync(fd);
       if (!st.isFile()) return undefined;
-      if (seen) {
-        seen.mode = st.mode & 0o7777;
-        seen.uid = st.uid;
-      }
       if (st.size > maxBytes) return 'limit';
       const buf = Buffer.alloc(st.size);
       let off = 0;
