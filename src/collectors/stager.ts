@@ -46,24 +46,16 @@ export function startStager(): Stager {
   const verified = new Promise<void>((resolve, reject) => (settleVerified = { resolve, reject }));
   staged.catch(() => undefined);
   verified.catch(() => undefined);
-  let stagedDone = false;
-  let verifiedDone = false;
+  // Settling a promise twice changes nothing: a failure (or the worker's exit) settles what is still open.
   const fail = (e: Error): void => {
-    if (!stagedDone) settleStaged!.reject(e);
-    if (!verifiedDone) settleVerified!.reject(e);
-    stagedDone = verifiedDone = true;
+    settleStaged!.reject(e);
+    settleVerified!.reject(e);
   };
   worker.on('message', (m: { dir?: string; verified?: true; error?: StageFailure; verifyError?: StageFailure }) => {
-    if (m.dir !== undefined) {
-      stagedDone = true;
-      settleStaged!.resolve(m.dir);
-    } else if (m.verified === true) {
-      verifiedDone = true;
-      settleVerified!.resolve();
-    } else if (m.verifyError !== undefined) {
-      verifiedDone = true;
-      settleVerified!.reject(stageError(m.verifyError));
-    } else fail(stageError(m.error));
+    if (m.dir !== undefined) settleStaged!.resolve(m.dir);
+    else if (m.verified === true) settleVerified!.resolve();
+    else if (m.verifyError !== undefined) settleVerified!.reject(stageError(m.verifyError));
+    else fail(stageError(m.error));
   });
   worker.once('error', (e) => fail(e));
   worker.once('exit', (code) => fail(new Error(`the snapshot staging worker exited with code ${code}`)));

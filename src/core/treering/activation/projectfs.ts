@@ -46,8 +46,11 @@ export function setDirectorySyncForTests(f: ((dir: string) => void) | undefined)
     : fsyncDirOnThreadPool;
 }
 
-/** fsync(2) of a written file on libuv's thread pool; the descriptor is closed either way. */
-function fsyncFileOnThreadPool(fd: number): Promise<void> {
+/**
+ * fsync(2) of an open descriptor (a written file, or a directory) on libuv's thread pool, so that the
+ * caller's thread can go on meanwhile; the descriptor is closed either way.
+ */
+function fsyncOnThreadPool(fd: number): Promise<void> {
   return new Promise((resolve, reject) => {
     fs.fsync(fd, (err) => {
       try {
@@ -61,20 +64,8 @@ function fsyncFileOnThreadPool(fd: number): Promise<void> {
   });
 }
 
-/** fsync(2) of a directory on libuv's thread pool, so that the caller's thread can go on meanwhile. */
 function fsyncDirOnThreadPool(dir: string): Promise<void> {
-  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  return new Promise((resolve, reject) => {
-    fs.fsync(fd, (err) => {
-      try {
-        fs.closeSync(fd);
-      } catch {
-        /* the sync's own outcome is what counts */
-      }
-      if (err) reject(err);
-      else resolve();
-    });
-  });
+  return fsyncOnThreadPool(fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY));
 }
 
 export class ProjectFs {
@@ -226,7 +217,7 @@ export class ProjectFs {
       );
     let synced: Promise<boolean>;
     try {
-      const both = [settled(fsyncFileOnThreadPool(fd)), settled(syncDirectoryLater(path.dirname(file)))];
+      const both = [settled(fsyncOnThreadPool(fd)), settled(syncDirectoryLater(path.dirname(file)))];
       synced = Promise.all(both).then(([f, d]) => f! && d!);
     } catch {
       synced = Promise.resolve(false);
