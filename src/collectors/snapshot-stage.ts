@@ -42,26 +42,11 @@ export interface LinkedUnverified {
 }
 
 /**
- * Writes the snapshot into a fresh owner-private staging directory next to its final place, checks
- * every byte of it against the manifest's SHA-256s, and returns the staging path. Only placeSnapshot
- * touches the attempt's own directory, which a container started by a crashed collector may still have
- * mounted. A blob that does not match removes the staging directory and throws SNAPSHOT_CORRUPT.
- */
-export function stageSnapshotSync(r: StageRequest): string {
-  const { dir, unverified } = stageLinkedSync(r);
-  try {
-    verifyLinked(unverified);
-  } catch (e) {
-    discardStaged(dir);
-    throw e;
-  }
-  return dir;
-}
-
-/**
- * The tree of stageSnapshotSync, with the check of the hard-linked files left to the caller
- * (verifyLinked): collect's worker hands the tree over at once, so that the container is created while
- * the linked bytes are read and hashed, and the container starts only once they matched.
+ * Writes the snapshot into a fresh owner-private staging directory next to its final place and returns
+ * the staging path, with the check of the hard-linked files' bytes left to the caller (verifyLinked):
+ * collect's worker hands the tree over at once, so that the container is created while the linked bytes
+ * are read and hashed, and the container starts only once they matched. Only placeSnapshot touches the
+ * attempt's own directory, which a container started by a crashed collector may still have mounted.
  *
  * A regular file whose blob is already what it must be (read-only for all, BLOB_MODE, owned by this
  * user) is hard-linked to it without reading it: creating a thousand new files costs far more than
@@ -120,8 +105,7 @@ export function stageLinkedSync(r: StageRequest): { dir: string; unverified: Lin
           }
         }
       }
-      const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
-      if (body === undefined || body === 'limit' || createHash('sha256').update(body).digest('hex') !== e.sha256) throw localState(`snapshot blob of ${e.path} is missing or corrupt`, 'SNAPSHOT_CORRUPT');
+      const body = checkedBlob(snapshots, e);
       if (e.mode === MODE_SYMLINK) {
         fs.symlinkSync(body.toString('utf8'), target);
         continue;
@@ -151,10 +135,14 @@ export function stageLinkedSync(r: StageRequest): { dir: string; unverified: Lin
  */
 export function verifyLinked(u: LinkedUnverified): void {
   const snapshots = new SnapshotStore(u.dataDir);
-  for (const e of u.entries) {
-    const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
-    if (body === undefined || body === 'limit' || createHash('sha256').update(body).digest('hex') !== e.sha256) throw localState(`snapshot blob of ${e.path} is missing or corrupt`, 'SNAPSHOT_CORRUPT');
-  }
+  for (const e of u.entries) checkedBlob(snapshots, e);
+}
+
+/** An entry's blob, read once and checked against its SHA-256; SNAPSHOT_CORRUPT when gone or different. */
+function checkedBlob(snapshots: SnapshotStore, e: { readonly path: string; readonly sha256: string }): Buffer {
+  const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
+  if (body === undefined || body === 'limit' || createHash('sha256').update(body).digest('hex') !== e.sha256) throw localState(`snapshot blob of ${e.path} is missing or corrupt`, 'SNAPSHOT_CORRUPT');
+  return body;
 }
 
 /** What a failed staging sends back from the worker: enough to rebuild the same error. */

@@ -74,8 +74,3 @@ export function startStager(): Stager {
   };
 }
 
-/** Stages the snapshot in a worker thread; resolves with the staging path. */
-export function stageSnapshot(r: StageRequest): Promise<string> {
-  return startStager().stage(r);
-}
-

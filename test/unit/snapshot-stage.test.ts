@@ -11,11 +11,23 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { discardStaged, placeSnapshot, snapshotDirOf, stageLinkedSync, stageSnapshotSync, STAGED_EXEC_MODE, STAGED_FILE_MODE, verifyLinked } from '../../src/collectors/snapshot-stage.js';
+import { discardStaged, placeSnapshot, snapshotDirOf, stageLinkedSync, STAGED_EXEC_MODE, STAGED_FILE_MODE, verifyLinked, type StageRequest } from '../../src/collectors/snapshot-stage.js';
 import { AgentscmError } from '../../src/core/errors.js';
 import { BLOB_MODE, SnapshotStore } from '../../src/core/native/snapshot.js';
 
 const roots: string[] = [];
+
+/** Both steps, as collect's worker runs them: the tree, then its linked bytes (a mismatch discards it). */
+function stageSnapshotSync(r: StageRequest): string {
+  const { dir, unverified } = stageLinkedSync(r);
+  try {
+    verifyLinked(unverified);
+  } catch (e) {
+    discardStaged(dir);
+    throw e;
+  }
+  return dir;
+}
 after(() => roots.forEach((r) => fs.rmSync(r, { recursive: true, force: true })));
 
 function tmp(base = os.tmpdir()): string {
