@@ -79,6 +79,25 @@ test('lstatSync, statSync and fstatSync give node:fs stats and errors, plain and
   }
 });
 
+test('stat times become the Dates node:fs makes, sub-millisecond parts rounded as it rounds them', () => {
+  const d = tree();
+  try {
+    const p = path.join(d, 'file.txt');
+    // Fractions of a millisecond on both sides of one half: Date alone would truncate them all.
+    for (const frac of [0.0004, 0.4996, 0.5, 0.5004, 0.9996]) {
+      const t = 1_796_067_600 + (575 + frac) / 1000;
+      fs.utimesSync(p, t, t);
+      for (const o of [undefined, { bigint: true }]) {
+        const got = direct.statSync(p, o) as fs.Stats;
+        const want = fs.statSync(p, o) as fs.Stats;
+        for (const k of ['atime', 'mtime', 'ctime', 'birthtime'] as const) assert.equal(got[k].getTime(), want[k].getTime(), `${k} at +${frac} ms ${JSON.stringify(o)}`);
+      }
+    }
+  } finally {
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});
+
 test('openSync, readSync, closeSync and readFileSync read what node:fs reads', () => {
   const d = tree();
   try {

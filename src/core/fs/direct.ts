@@ -27,6 +27,11 @@ export const direct = binding !== undefined;
 
 const S_IFMT = 0o170000;
 
+/** A stat time as node:fs makes its Date: milliseconds rounded to the nearest (Date alone would truncate). */
+function dateFromMs(ms: number | bigint): Date {
+  return new Date(Math.round(Number(ms)));
+}
+
 /** The type predicates of fs.Stats and fs.Dirent, from the file type bits (mode & S_IFMT). */
 abstract class FileType {
   protected abstract type(): number;
@@ -109,16 +114,16 @@ class DirectStats extends FileType {
     return Number(this.mode) & S_IFMT;
   }
   get atime(): Date {
-    return new Date(Number(this.atimeMs));
+    return dateFromMs(this.atimeMs);
   }
   get mtime(): Date {
-    return new Date(Number(this.mtimeMs));
+    return dateFromMs(this.mtimeMs);
   }
   get ctime(): Date {
-    return new Date(Number(this.ctimeMs));
+    return dateFromMs(this.ctimeMs);
   }
   get birthtime(): Date {
-    return new Date(Number(this.birthtimeMs));
+    return dateFromMs(this.birthtimeMs);
   }
 }
 
