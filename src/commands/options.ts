@@ -2,6 +2,7 @@
 // these turn the raw values into typed ones with USAGE errors for malformed values. Commands with
 // richer option sets validate with one zod schema instead.
 
+import { ID, isRepository } from '../core/contract/paths.js';
 import { usageError } from '../core/errors.js';
 import type { Invocation } from '../cli/types.js';
 
@@ -32,26 +33,24 @@ export function intOpt(inv: Invocation, flag: string, min = 1, max = Number.MAX_
   return n;
 }
 
-const ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
-const REPO_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\/[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/;
 
 /** A contract identifier option ([A-Za-z0-9._:-]{1,128}). */
 export function idOpt(inv: Invocation, flag: string): string {
   const v = stringOpt(inv, flag);
-  if (!ID_RE.test(v)) throw usageError(`--${flag} must match [A-Za-z0-9._:-]{1,128}`);
+  if (!ID.test(v)) throw usageError(`--${flag} must match [A-Za-z0-9._:-]{1,128}`);
   return v;
 }
 
 /** An identifier positional argument. */
 export function idArg(inv: Invocation, index: number, name: string): string {
   const v = inv.args[index];
-  if (v === undefined || !ID_RE.test(v)) throw usageError(`${name} must match [A-Za-z0-9._:-]{1,128}`);
+  if (v === undefined || !ID.test(v)) throw usageError(`${name} must match [A-Za-z0-9._:-]{1,128}`);
   return v;
 }
 
 /** --repository OWNER/NAME. */
 export function repositoryOpt(inv: Invocation, flag = 'repository'): string {
   const v = stringOpt(inv, flag);
-  if (!REPO_RE.test(v) || v.split('/').some((s) => s === '.' || s === '..')) throw usageError(`--${flag} must be OWNER/NAME`);
+  if (!isRepository(v)) throw usageError(`--${flag} must be OWNER/NAME`);
   return v;
 }

@@ -2,7 +2,8 @@
 // Mirrors QualificationAnswer in ops.ts plus the hook's rules (seed 000, "Stop hook"): ids and codes
 // match [A-Za-z0-9._-]{1,128}, at most 32 failures, 64-hex digests, typed next.
 
-import { HOOK_ID_RE } from './paths.js';
+import { HEX64_LOWER as HEX64 } from '../ascii-pattern.js';
+import { HOOK_ID } from './paths.js';
 
 export type TaskStateName = 'pending' | 'claimed' | 'succeeded' | 'failed' | 'uncertain' | 'blocked';
 export type NextStep =
@@ -21,7 +22,6 @@ export interface Qualification {
   readonly next: NextStep;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
 const STATES = new Set(['pending', 'claimed', 'succeeded', 'failed', 'uncertain', 'blocked']);
 
 function isObj(v: unknown): v is Record<string, unknown> {
@@ -45,17 +45,17 @@ export function checkQualification(v: unknown): { ok: true; value: Qualification
   if (!Array.isArray(v.tasks) || v.tasks.length > 64) return bad('tasks');
   for (const t of v.tasks) {
     if (!isObj(t) || !exactKeys(t, ['task_id', 'task_digest', 'step_id', 'required', 'state'])) return bad('task');
-    if (typeof t.task_id !== 'string' || !HOOK_ID_RE.test(t.task_id) || typeof t.step_id !== 'string' || !HOOK_ID_RE.test(t.step_id)) return bad('task id');
+    if (typeof t.task_id !== 'string' || !HOOK_ID.test(t.task_id) || typeof t.step_id !== 'string' || !HOOK_ID.test(t.step_id)) return bad('task id');
     if (typeof t.task_digest !== 'string' || !HEX64.test(t.task_digest) || typeof t.required !== 'boolean' || typeof t.state !== 'string' || !STATES.has(t.state)) return bad('task');
   }
   if (!Array.isArray(v.failures) || v.failures.length > 32) return bad('failures');
   for (const f of v.failures) {
-    if (!isObj(f) || !exactKeys(f, ['task_id', 'code']) || typeof f.task_id !== 'string' || !HOOK_ID_RE.test(f.task_id) || typeof f.code !== 'string' || !HOOK_ID_RE.test(f.code)) return bad('failure');
+    if (!isObj(f) || !exactKeys(f, ['task_id', 'code']) || typeof f.task_id !== 'string' || !HOOK_ID.test(f.task_id) || typeof f.code !== 'string' || !HOOK_ID.test(f.code)) return bad('failure');
   }
   const n = v.next;
   if (!isObj(n) || typeof n.operation !== 'string') return bad('next');
   if (n.operation === 'collector_claim' || n.operation === 'reconcile') {
-    if (!exactKeys(n, ['operation', 'task_id']) || typeof n.task_id !== 'string' || !HOOK_ID_RE.test(n.task_id)) return bad('next');
+    if (!exactKeys(n, ['operation', 'task_id']) || typeof n.task_id !== 'string' || !HOOK_ID.test(n.task_id)) return bad('next');
   } else if (n.operation === 'collector_finalize' || n.operation === 'checkpoint' || n.operation === 'none') {
     if (!exactKeys(n, ['operation'])) return bad('next');
   } else return bad('next');

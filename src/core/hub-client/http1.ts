@@ -15,6 +15,7 @@
 // --pending-deprecation). When that is missing or differs, and for a host name (which needs a DNS
 // lookup), the request goes through node:net, loaded only then: same bytes, same checks.
 
+import { AsciiRun } from '../ascii-pattern.js';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import {
   answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, isIpv4Literal, operationPath, parseEndpoint, requestHeaders,
@@ -25,7 +26,29 @@ import {
 export const MAX_HEAD_BYTES = 16 * 1024;
 
 const malformed = (why: string) => fail('HUB_MALFORMED', 'BAD_HTTP', `the Hub answer is not valid HTTP/1.1 (${why})`);
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header field name (RFC 9110 token): /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/. */
+export const TOKEN = new AsciiRun("!#$%&'*+.^_`|~0-9A-Za-z-", 1, Infinity);
+export const CONTENT_LENGTH = new AsciiRun('0-9', 1, 15);
+
+/** The status code of a status line as /^HTTP\/1\.[01] ([1-5][0-9]{2})(?: [^\r\n\0]*)?$/ reads it; undefined if it does not match. */
+export function statusLineCode(line: string): number | undefined {
+  if (line.length < 12 || !line.startsWith('HTTP/1.') || (line[7] !== '0' && line[7] !== '1') || line[8] !== ' ') return undefined;
+  const a = line.charCodeAt(9) - 0x30;
+  const b = line.charCodeAt(10) - 0x30;
+  const c = line.charCodeAt(11) - 0x30;
+  if (a < 1 || a > 5 || b < 0 || b > 9 || c < 0 || c > 9) return undefined;
+  if (line.length > 12 && (line[12] !== ' ' || hasCrLfNul(line, 13))) return undefined;
+  return a * 100 + b * 10 + c;
+}
+
+/** Whether s (from `from` on) holds a NUL, CR or LF: /[\0\r\n]/. */
+function hasCrLfNul(s: string, from = 0): boolean {
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0 || c === 0x0d || c === 0x0a) return true;
+  }
+  return false;
+}
 
 interface Head {
   readonly status: number;
@@ -43,20 +66,20 @@ function parseHead(buf: Buffer): Head | undefined {
   }
   if (end > MAX_HEAD_BYTES) throw malformed('header section too large');
   const lines = buf.toString('latin1', 0, end).split('\r\n');
-  const m = /^HTTP\/1\.[01] ([1-5][0-9]{2})(?: [^\r\n\0]*)?$/.exec(lines[0]!);
-  if (!m) throw malformed('status line');
+  const status = statusLineCode(lines[0]!);
+  if (status === undefined) throw malformed('status line');
   const headers = new Map<string, string>();
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon) : '';
-    if (!TOKEN.test(name) || /[\0\r\n]/.test(line)) throw malformed('header line');
+    if (!TOKEN.test(name) || hasCrLfNul(line)) throw malformed('header line');
     const key = name.toLowerCase();
     const value = line.slice(colon + 1).trim();
     const prev = headers.get(key);
     if (prev !== undefined && (key === 'content-length' || key === 'transfer-encoding' || key === 'content-type') && prev !== value) throw malformed(`conflicting ${key}`);
     headers.set(key, prev !== undefined && key !== 'content-length' && prev !== value ? `${prev}, ${value}` : value);
   }
-  return { status: Number(m[1]), headers, bodyStart: end + 4 };
+  return { status, headers, bodyStart: end + 4 };
 }
 
 /** The body framing: a fixed length, chunked, or until the connection ends. */
@@ -68,7 +91,7 @@ function framing(head: Head): { kind: 'length'; length: number } | { kind: 'chun
     return { kind: 'chunked' };
   }
   if (cl !== undefined) {
-    if (!/^[0-9]{1,15}$/.test(cl)) throw malformed('content-length');
+    if (!CONTENT_LENGTH.test(cl)) throw malformed('content-length');
     return { kind: 'length', length: Number(cl) };
   }
   return { kind: 'close' };

@@ -4,6 +4,7 @@
 //   DATA_DIR/snapshots/blobs/<aa>/<sha256>        file contents (sha256 = plain SHA-256 of the bytes)
 //   DATA_DIR/snapshots/manifests/<revision>.json  canonical manifest; its digest is the revision
 
+import { hasAsciiControl } from '../ascii-pattern.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
@@ -117,7 +118,7 @@ function scan(root: string, files: readonly string[]): ScannedFile[] {
   const stats: fs.Stats[] = [];
   let total = 0;
   for (const rel of files) {
-    if (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || /[\u0000-\u001f\u007f]/.test(rel)) {
+    if (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || hasAsciiControl(rel)) {
       throw badInput(`workspace path ${JSON.stringify(rel)} cannot be recorded`, 'BAD_WORKSPACE');
     }
     const st = fs.lstatSync(path.join(root, rel));

@@ -3,6 +3,7 @@
 // salience, confidence, recency, source authority and ring boosts. Only the winners' raw_json is read
 // and decoded, which keeps recall within a small factor of the bare FTS query (bench/).
 
+import { hasNonAscii } from '../ascii-pattern.js';
 import { eventFromRawJson, type MemoryEvent } from './model.js';
 import type { Db } from './store/schema.js';
 
@@ -19,11 +20,10 @@ const SHARED_SCOPES = "'global', 'project', 'tool', 'eval', 'manual', 'dox', 're
 let termRe: RegExp | undefined;
 const unicodeTermRe = (): RegExp => (termRe ??= new RegExp('[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]+', 'gu'));
 
-const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Lowercases ASCII letters only (as Rust's to_ascii_lowercase); the fast path covers ASCII text. */
 export function asciiLower(s: string): string {
-  return NON_ASCII.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
+  return hasNonAscii(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
 }
 
 // On ASCII text the Unicode classes above are exactly letters, digits and '_' (no ASCII character is a
@@ -33,7 +33,7 @@ const ASCII_TERM_RE = /[A-Za-z0-9_]+/g;
 /** Query terms: Unicode word runs, ASCII-lowercased (non-ASCII letters keep their case, as upstream). */
 export function terms(text: string): string[] {
   if (text === '') return [];
-  return (text.match(NON_ASCII.test(text) ? unicodeTermRe() : ASCII_TERM_RE) ?? []).map(asciiLower);
+  return (text.match(hasNonAscii(text) ? unicodeTermRe() : ASCII_TERM_RE) ?? []).map(asciiLower);
 }
 
 /** The query, then one variant per ring-intent word with that word removed. */

@@ -2,6 +2,7 @@
 // bounded values) and encoded deterministically, so that an unchanged manifest is recognised as such
 // and never rewritten.
 
+import { AsciiRun } from '../../ascii-pattern.js';
 import { compareUtf8, parseStrictJson, type JsonValue } from '../../canonical/json.js';
 import {
   ACTIVATION_PROTOCOL_VERSION,
@@ -36,7 +37,10 @@ export interface ActivationManifest {
   readonly harnesses: Readonly<Record<string, HarnessRecord>>;
 }
 
-const HARNESS_ID = /^[a-z][a-z0-9-]{0,31}$/;
+export const HARNESS_ID = new AsciiRun('a-z0-9-', 1, 32, 'a-z'); // /^[a-z][a-z0-9-]{0,31}$/
+export const CLI_VERSION = new AsciiRun('0-9A-Za-z.+-', 1, Infinity); // /^[0-9A-Za-z.+-]+$/
+export const BLOCK_ID = new AsciiRun('A-Za-z0-9._-', 1, Infinity); // /^[A-Za-z0-9._-]+$/
+export const ADAPTER_VERSION = new AsciiRun('0-9A-Za-z.-', 1, Infinity); // /^[0-9A-Za-z.-]+$/
 
 export function parseManifest(bytes: Uint8Array | string): ActivationManifest {
   const doc = parseStrictJson(bytes, { maxBytes: MANIFEST_MAX_BYTES, what: 'activation manifest' });
@@ -58,7 +62,7 @@ export function parseManifest(bytes: Uint8Array | string): ActivationManifest {
     protocol_version: protocol,
     store_id: asString(o.store_id, 'store_id', 128, SAFE_ID),
     project_root_fingerprint: asString(o.project_root_fingerprint, 'project_root_fingerprint', 64, HEX64),
-    cli_version: asString(o.cli_version, 'cli_version', 64, /^[0-9A-Za-z.+-]+$/),
+    cli_version: asString(o.cli_version, 'cli_version', 64, CLI_VERSION),
     harnesses,
   };
 }
@@ -77,14 +81,14 @@ function parseHarness(v: JsonValue | undefined, where: string): HarnessRecord {
     const sep = bo.leading_separator === undefined ? '' : oneOf(bo.leading_separator, `${w}.leading_separator`, LEADING_SEPARATORS);
     return {
       path: asRelativePath(bo.path, `${w}.path`),
-      block_id: asString(bo.block_id, `${w}.block_id`, 128, /^[A-Za-z0-9._-]+$/),
+      block_id: asString(bo.block_id, `${w}.block_id`, 128, BLOCK_ID),
       sha256: asString(bo.sha256, `${w}.sha256`, 64, HEX64),
       leading_separator: sep,
     };
   });
   return {
     state: oneOf(o.state, `${where}.state`, ACTIVATION_STATES),
-    adapter_version: asString(o.adapter_version, `${where}.adapter_version`, 32, /^[0-9A-Za-z.-]+$/),
+    adapter_version: asString(o.adapter_version, `${where}.adapter_version`, 32, ADAPTER_VERSION),
     adapter_capability: oneOf(o.adapter_capability, `${where}.adapter_capability`, ADAPTER_CAPABILITIES),
     bridge_fingerprint: asString(o.bridge_fingerprint, `${where}.bridge_fingerprint`, 64, HEX64),
     bridge_path: asRelativePath(o.bridge_path, `${where}.bridge_path`),

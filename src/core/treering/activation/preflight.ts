@@ -2,6 +2,7 @@
 // UTF-8 bytes, then a redacted receipt written create-only — only after rendering succeeded — and
 // verified with the same eight rules status uses. Hints and content never reach the receipt.
 
+import { asciiClass, keepOnly } from '../../ascii-pattern.js';
 import * as path from 'node:path';
 import { badInput, localState } from '../../errors.js';
 import { sha256Hex } from '../../crypto/digest.js';
@@ -55,24 +56,36 @@ export function safeIdentifier(raw: string, prefix: string): string {
   return SAFE_ID.test(raw) ? raw : `${prefix}-${sha256Hex(raw).slice(0, 32)}`;
 }
 
-/** Secret shapes; a `caseless` one is matched against the text with ASCII letters lowercased (as /i). */
-const SENSITIVE: readonly { readonly re: RegExp; readonly caseless?: true }[] = [
-  { re: /-----BEGIN [A-Z ]*PRIVATE KEY-----/ },
-  { re: /\b(?:password|passwd|secret|token|api[_-]?key|authorization|bearer|credential)s?\b\s*[:=]/, caseless: true },
-  { re: /\b(?:sk|pk|ghp|gho|xox[abps])[-_][A-Za-z0-9_-]{16,}/ },
-  { re: /\bAKIA[0-9A-Z]{16}\b/ },
+/**
+ * Secret shapes; a `caseless` one is matched against the text with ASCII letters lowercased (as /i).
+ * `needles`: substrings one of which every match contains (in the text the pattern is matched
+ * against); a text with none of them cannot match, so the pattern is neither compiled nor run for it,
+ * which is the common case (a cold process pays tens of microseconds to compile each RegExp).
+ */
+export const SENSITIVE: readonly { readonly re: RegExp; readonly caseless?: true; readonly needles?: readonly string[] }[] = [
+  { re: /-----BEGIN [A-Z ]*PRIVATE KEY-----/, needles: ['-----BEGIN '] },
+  { re: /\b(?:password|passwd|secret|token|api[_-]?key|authorization|bearer|credential)s?\b\s*[:=]/, caseless: true, needles: [':', '='] },
+  {
+    re: /\b(?:sk|pk|ghp|gho|xox[abps])[-_][A-Za-z0-9_-]{16,}/,
+    needles: ['sk-', 'sk_', 'pk-', 'pk_', 'ghp-', 'ghp_', 'gho-', 'gho_', 'xoxa-', 'xoxa_', 'xoxb-', 'xoxb_', 'xoxp-', 'xoxp_', 'xoxs-', 'xoxs_'],
+  },
+  { re: /\bAKIA[0-9A-Z]{16}\b/, needles: ['AKIA'] },
   { re: /\b[A-Za-z0-9+/=_-]{40,}\b/ },
 ];
 
 /** Whether text matches one of the first `count` secret shapes. */
-function sensitive(text: string, count: number): boolean {
+export function sensitive(text: string, count: number): boolean {
   let lower: string | undefined;
   for (let i = 0; i < count; i++) {
     const p = SENSITIVE[i]!;
-    if (p.re.test(p.caseless ? (lower ??= asciiLowercase(text)) : text)) return true;
+    const t = p.caseless ? (lower ??= asciiLowercase(text)) : text;
+    if (p.needles && !p.needles.some((n) => t.includes(n))) continue;
+    if (p.re.test(t)) return true;
   }
   return false;
 }
+
+const KIND = asciiClass('A-Za-z0-9_-');
 
 /** A hint that may carry a secret is refused; the caller may retry with no hint (the startup brief). */
 export function checkTaskHint(hint: string): string {
@@ -92,7 +105,7 @@ function entryLine(c: PreflightCandidate): string | undefined {
   // Long opaque runs are refused in hints but may be legitimate in a stored summary (hashes, IDs);
   // credential shapes are dropped in both.
   if (summary === '' || sensitive(summary, 4)) return undefined;
-  const kind = oneLine(c.kind, 24).replace(/[^A-Za-z0-9_-]/g, '') || 'memory';
+  const kind = keepOnly(oneLine(c.kind, 24), KIND) || 'memory';
   const source = c.sourceRef ? oneLine(c.sourceRef, 160) : '';
   // Absolute source paths are local details; only relative references and labels enter context.
   const ref = source && !path.isAbsolute(source) ? ` (source: ${source})` : '';

@@ -3,6 +3,7 @@
 // prompt, a hint, recalled content, a secret or an absolute path. Retention: at most 100 per
 // harness/worker and none older than 30 days.
 
+import { asciiClass, AsciiRun } from '../../ascii-pattern.js';
 import { randomBytes } from '../../crypto/random.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,7 +25,25 @@ import { asInt, asObject, asString, fail, HEX64, oneOf, SAFE_ID, ShapeError } fr
 export const RECEIPTS_DIR = '.tree-ring/activation/receipts';
 const RECEIPT_MAX_BYTES = 8 * 1024;
 const MAX_RECEIPT_FILES_READ = 10_000;
-const RFC3339_UTC = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
+/** /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/, written out (no RegExp on the hook's path). */
+export const RFC3339_UTC = { test: (s: string): boolean => fixedForm(s, 'dddd-dd-ddTdd:dd:ddZ') };
+export const RECEIPT_ID = new AsciiRun('A-Za-z0-9._-', 1, Infinity); // /^[A-Za-z0-9._-]+$/
+export const HARNESS_NAME = new AsciiRun('a-z0-9-', 1, Infinity, 'a-z'); // /^[a-z][a-z0-9-]*$/
+const HEX = asciiClass('0-9a-f');
+
+/**
+ * Whether s has the form: same length, "d" where s has an ASCII digit, "h" a lowercase hex digit, and
+ * every other character of form literally.
+ */
+function fixedForm(s: string, form: string): boolean {
+  if (s.length !== form.length) return false;
+  for (let i = 0; i < form.length; i++) {
+    const c = s.charCodeAt(i);
+    const f = form[i];
+    if (f === 'd' ? c < 0x30 || c > 0x39 : f === 'h' ? c >= 128 || HEX[c] === 0 : s[i] !== f) return false;
+  }
+  return true;
+}
 
 export interface ReceiptSession {
   readonly agent_profile: string;
@@ -76,12 +95,25 @@ export function receiptSummary(r: Receipt): ReceiptSummary {
 }
 
 export function newReceiptId(now: Date): string {
-  const t = now.toISOString().replace(/[-:]/g, '').replace('.', ''); // 20261130T054001123Z
+  // toISOString without its "-" and ":" and its first ".": 20261130T054001123Z
+  const iso = now.toISOString();
+  let t = '';
+  let dot = false;
+  for (const ch of iso) {
+    if (ch === '-' || ch === ':') continue;
+    if (ch === '.' && !dot) {
+      dot = true;
+      continue;
+    }
+    t += ch;
+  }
   return `r-${t}-${randomBytes(6).toString('hex')}`;
 }
 
 export function rfc3339Seconds(d: Date): string {
-  return d.toISOString().replace(/\.[0-9]{3}Z$/, 'Z');
+  // d.toISOString().replace(/\.[0-9]{3}Z$/, 'Z'): the milliseconds dropped.
+  const iso = d.toISOString();
+  return fixedForm(iso.slice(-5), '.dddZ') ? `${iso.slice(0, -5)}Z` : iso;
 }
 
 export function parseReceipt(bytes: Uint8Array | string): Receipt {
@@ -97,8 +129,8 @@ export function parseReceipt(bytes: Uint8Array | string): Receipt {
   return {
     schema_version: asInt(o.schema_version, 'schema_version', 0, 65535),
     protocol_version: asInt(o.protocol_version, 'protocol_version', 0, 65535),
-    receipt_id: asString(o.receipt_id, 'receipt_id', 64, /^[A-Za-z0-9._-]+$/),
-    harness_id: asString(o.harness_id, 'harness_id', 32, /^[a-z][a-z0-9-]*$/),
+    receipt_id: asString(o.receipt_id, 'receipt_id', 64, RECEIPT_ID),
+    harness_id: asString(o.harness_id, 'harness_id', 32, HARNESS_NAME),
     adapter_version: asString(o.adapter_version, 'adapter_version', 32),
     bridge_fingerprint: asString(o.bridge_fingerprint, 'bridge_fingerprint', 64, HEX64),
     store_id: asString(o.store_id, 'store_id', 128, SAFE_ID),
@@ -154,7 +186,7 @@ export interface ReceiptFile {
   readonly receipt: Receipt | undefined;
 }
 
-const HARNESS_DIR = /^[a-z][a-z0-9-]{0,31}$/;
+export const HARNESS_DIR = new AsciiRun('a-z0-9-', 1, 32, 'a-z'); // /^[a-z][a-z0-9-]{0,31}$/
 
 function readdirOrEmpty(pfs: ProjectFs, rel: string): string[] {
   if (pfs.kind(rel) !== 'dir') return [];
@@ -201,7 +233,11 @@ export function newestFirst(a: Receipt, b: Receipt): number {
   return compareUtf8(b.recorded_at, a.recorded_at) || compareUtf8(b.receipt_id, a.receipt_id);
 }
 
-/** The time a receipt id (and so its file name) carries, in ms; NaN for names that are not ours. */
+/**
+ * The time a receipt id (and so its file name) carries, in ms; NaN for names that are not ours. A
+ * RegExp here: it runs once per receipt of the directory (up to a hundred), where machine code beats a
+ * loop in a cold process's interpreter.
+ */
 function idTime(name: string): number {
   const m = /^r-([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})([0-9]{2})([0-9]{3})Z-[0-9a-f]{12}\.json$/.exec(name);
   return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, +m[7]!) : NaN;

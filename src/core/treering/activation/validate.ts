@@ -2,14 +2,13 @@
 // receipts, and the hook path must stay free of zod, so these checks are written out by hand: every
 // object has an exact key set, every string a bound, every array a length limit.
 
+import { AsciiRun, hasNonAscii, HEX64_LOWER } from '../../ascii-pattern.js';
 import { badInput } from '../../errors.js';
 import type { JsonValue } from '../../canonical/json.js';
 
 export type Obj = { [key: string]: JsonValue };
 
 export class ShapeError extends Error {}
-
-const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
  * ASCII letters lowercased, every other character kept: what a case-insensitive (non-Unicode) regular
@@ -18,7 +17,7 @@ const NON_ASCII = /[^\x00-\x7f]/;
  * process about a millisecond for their case tables.
  */
 export function asciiLowercase(s: string): string {
-  return NON_ASCII.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
+  return hasNonAscii(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
 }
 
 export function fail(where: string, message: string): never {
@@ -33,7 +32,7 @@ export function asObject(v: JsonValue | undefined, where: string, required: read
   return o;
 }
 
-export function asString(v: JsonValue | undefined, where: string, max = 256, pattern?: RegExp): string {
+export function asString(v: JsonValue | undefined, where: string, max = 256, pattern?: { test(s: string): boolean }): string {
   if (typeof v !== 'string') fail(where, 'must be a string');
   if (v.length > max) fail(where, `longer than ${max} characters`);
   if (pattern && !pattern.test(v)) fail(where, 'has an invalid format');
@@ -61,10 +60,11 @@ export function oneOf<T extends string>(v: JsonValue | undefined, where: string,
   return v as T;
 }
 
-export const HEX64 = /^[0-9a-f]{64}$/;
+/** /^[0-9a-f]{64}$/ (the stand-ins of ../../ascii-pattern.ts run no RegExp on the hook's path). */
+export const HEX64 = HEX64_LOWER;
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Host-derived identifiers (session, workflow, agent profile): bounded, printable, no separators that could name a path. */
-export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+export const SAFE_ID = new AsciiRun('A-Za-z0-9._:@-', 1, 128, 'A-Za-z0-9'); // /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/
 /** Project-relative, normalized, no "..", no absolute, no empty segments. */
 export function asRelativePath(v: JsonValue | undefined, where: string): string {
   const s = asString(v, where, 512);
