@@ -141,3 +141,54 @@ test('compareUtf8 sorts by UTF-8 bytes as Rust does, unlike the JS default sort'
   }
   assert.ok(compareUtf8('\uFFFD', '\u{1F600}') < 0);
 });
+
+test('the JSON.parse shortcut gives what the strict parser gives whenever it answers, and answers for the documents this project writes', async () => {
+  const { parseSimple, parseStrictText } = await import('../../src/core/canonical/json.js');
+  let seed = 7;
+  const r = () => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 4294967296;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const strings = ['', 'a', 'src/file.ts', 'é', '😀', '\ud800', 'x"y', 'tab\there', '__proto__', '1', '10', 'a:b', '\u2028', 'key'];
+  const numbers = [0, 1, -1, 42, 2 ** 53 - 1, 2 ** 53, -(2 ** 53) + 1, 1.5, -0.25, 1e21, 1e-7, 123456789012345];
+  const value = (depth: number): JsonValue => {
+    const k = r();
+    if (depth > 3 || k < 0.35) return pick<JsonValue>([null, true, false, pick(numbers), pick(strings)]);
+    if (k < 0.6) return Array.from({ length: Math.floor(r() * 4) }, () => value(depth + 1));
+    const o: Record<string, JsonValue> = {};
+    for (let i = Math.floor(r() * 5); i > 0; i--) o[pick(strings)] = value(depth + 1);
+    return o;
+  };
+  const mutations: ((t: string) => string)[] = [
+    (t) => t,
+    (t) => `${t}\n`,
+    (t) => ` ${t}`,
+    (t) => t.replace('1', '1.0'),
+    (t) => t.replace('42', '4.2e1'),
+    (t) => t.replace('0', '-0'),
+    (t) => t.replace('{"', '{"a":1,"a":2,"'),
+    (t) => t.replace('{"', '{"dup":1, "dup":1,"'),
+    (t) => t.replace('"a"', '"\\u0061"'),
+    (t) => t.replace(':', ' :'),
+    (t) => t.replace(/\n/g, '\r\n'),
+    (t) => t.replace('[', '[[[[[[[[[[').replace(']', ']]]]]]]]]]'),
+    (t) => t.replace('123456789012345', '12345678901234567890'),
+  ];
+  let fast = 0;
+  for (let i = 0; i < 3000; i++) {
+    const v = value(0);
+    const base = JSON.stringify(v, null, i % 2 === 0 ? undefined : 2);
+    if (base === undefined) continue;
+    const text = pick(mutations)(base);
+    for (const [maxDepth, integersOnly] of [[64, false], [64, true], [3, false]] as const) {
+      const quick = parseSimple(text, maxDepth, integersOnly);
+      if (quick === undefined) continue;
+      fast++;
+      assert.deepEqual(quick, parseStrictText(text, maxDepth, integersOnly), JSON.stringify(text));
+    }
+  }
+  assert.ok(fast > 2000, `the shortcut answered only ${fast} times`);
+  const doc = { version: 1, entries: [{ path: 'a/b.ts', mode: 420, size: 12, sha256: 'ab'.repeat(32) }], note: 'é 😀' };
+  for (const text of [canonicalJson(doc as unknown as JsonValue), `${JSON.stringify(doc, null, 2)}\n`]) assert.deepEqual(parseSimple(text, 64, true), doc);
+});
