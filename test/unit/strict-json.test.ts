@@ -192,3 +192,25 @@ test('the JSON.parse shortcut gives what the strict parser gives whenever it ans
   const doc = { version: 1, entries: [{ path: 'a/b.ts', mode: 420, size: 12, sha256: 'ab'.repeat(32) }], note: 'é 😀' };
   for (const text of [canonicalJson(doc as unknown as JsonValue), `${JSON.stringify(doc, null, 2)}\n`]) assert.deepEqual(parseSimple(text, 64, true), doc);
 });
+
+test('UTF-8 is refused exactly when Buffer\'s decoder would have to replace a sequence', () => {
+  let seed = 99;
+  const r = () => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 4294967296;
+  };
+  for (let i = 0; i < 50_000; i++) {
+    const n = 1 + Math.floor(r() * 6);
+    const b = Buffer.alloc(n);
+    for (let k = 0; k < n; k++) {
+      const x = r();
+      // ASCII letters only (no quote, backslash or control), continuation bytes, and every lead-byte range.
+      b[k] = x < 0.3 ? 0x61 + Math.floor(r() * 26) : x < 0.5 ? 0x80 + Math.floor(r() * 64) : x < 0.7 ? 0xc0 + Math.floor(r() * 32) : x < 0.85 ? 0xe0 + Math.floor(r() * 16) : 0xf0 + Math.floor(r() * 16);
+    }
+    const text = b.toString('utf8');
+    const wellFormed = Buffer.from(text, 'utf8').equals(b);
+    const doc = Buffer.concat([Buffer.from('"'), b, Buffer.from('"')]);
+    if (wellFormed) assert.equal(parse(doc), text, b.toString('hex'));
+    else refused(doc, 'INVALID_UTF8', b.toString('hex'));
+  }
+});

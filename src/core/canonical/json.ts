@@ -6,6 +6,7 @@
 // whitespace, object keys in insertion order (callers build contract structs in declared field order),
 // integers as plain digits, strings escaped exactly as serde_json does.
 
+import { isUtf8 } from 'node:buffer';
 import { badInput } from '../errors.js';
 
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue };
@@ -36,12 +37,15 @@ export class JsonSyntaxError extends Error {
 }
 
 /**
- * Strict UTF-8 decoding: Buffer's decoder replaces every invalid sequence with U+FFFD, so the text is
- * the input exactly when it encodes back to the same bytes. (A fatal TextDecoder says the same, but
+ * Strict UTF-8 decoding: node:buffer's isUtf8 (one native pass) accepts exactly the well-formed UTF-8
+ * that a fatal decoder accepts (no overlong form, no surrogate, nothing beyond U+10FFFF, nothing cut
+ * short). Where it is missing: Buffer's decoder replaces every invalid sequence with U+FFFD, so the text
+ * is the input exactly when it encodes back to the same bytes. (A fatal TextDecoder says the same, but
  * creating one costs a cold process more than the hooks' whole parse.) A BOM is kept, for the caller.
  */
 function decodeUtf8Strict(input: Uint8Array): string | undefined {
   const bytes = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  if (typeof isUtf8 === 'function') return isUtf8(bytes) ? bytes.toString('utf8') : undefined;
   const text = bytes.toString('utf8');
   return Buffer.byteLength(text, 'utf8') === bytes.length && Buffer.from(text, 'utf8').equals(bytes) ? text : undefined;
 }
