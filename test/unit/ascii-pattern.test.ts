@@ -15,18 +15,7 @@ import { ADAPTER_VERSION, BLOCK_ID, CLI_VERSION, HARNESS_ID } from '../../src/co
 import { SENSITIVE, sensitive } from '../../src/core/treering/activation/preflight.js';
 import { HARNESS_DIR, HARNESS_NAME, newReceiptId, RECEIPT_ID, RFC3339_UTC, rfc3339Seconds } from '../../src/core/treering/activation/receipts.js';
 import { asciiLowercase, HEX64, SAFE_ID } from '../../src/core/treering/activation/validate.js';
-
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../bench/treering-populate.js';
 
 const SPECIALS = ['\0', '\t', '\n', '\r', '\x1f', ' ', '\x7f', '\x80', '\x85', '\x9f', '\xa0', 'é', 'ß', '\u2028', '\u2029', '\u3000', '\ufeff', '😀', '\\', '[', ']', '^'];
 const ASCII_PRINTABLE = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
