@@ -91,6 +91,16 @@ export function hasNonAscii(s: string): boolean {
   return false;
 }
 
+/**
+ * ASCII letters lowercased, every other character kept (as Rust's to_ascii_lowercase): what a
+ * case-insensitive (non-Unicode) regular expression of ASCII letters sees, since such a pattern folds no
+ * other character onto an ASCII letter. Testing a lowercase pattern against this text is the /i test;
+ * compiling /i patterns costs a cold process about a millisecond for their case tables.
+ */
+export function asciiLowercase(s: string): string {
+  return hasNonAscii(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
+}
+
 /** s without the characters outside the ASCII class: `s.replace(/[^X]/g, '')`. */
 export function keepOnly(s: string, set: Uint8Array): string {
   let out = '';

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { asciiClass, AsciiRun, hasAsciiControl, hasNonAscii, HEX64_LOWER, keepOnly } from '../../src/core/ascii-pattern.js';
+import { asciiClass, asciiLowercase, AsciiRun, hasAsciiControl, hasNonAscii, HEX64_LOWER, keepOnly } from '../../src/core/ascii-pattern.js';
 import { HOOK_ID, HOOK_ID_RE, ID, ID_RE, isRepository, REPOSITORY_RE } from '../../src/core/contract/paths.js';
 import { isWorkspaceToken, WORKSPACE_TOKEN_RE } from '../../src/core/hub-client/answer.js';
 import { CONTENT_LENGTH, statusLineCode, TOKEN } from '../../src/core/hub-client/http1.js';
@@ -14,7 +14,7 @@ import { CAPABILITY_PARTS, CLAIM } from '../../src/core/treering/activation/inpu
 import { ADAPTER_VERSION, BLOCK_ID, CLI_VERSION, HARNESS_ID } from '../../src/core/treering/activation/manifest.js';
 import { SENSITIVE, sensitive } from '../../src/core/treering/activation/preflight.js';
 import { HARNESS_DIR, HARNESS_NAME, newReceiptId, RECEIPT_ID, RFC3339_UTC, rfc3339Seconds } from '../../src/core/treering/activation/receipts.js';
-import { asciiLowercase, HEX64, SAFE_ID } from '../../src/core/treering/activation/validate.js';
+import { HEX64, SAFE_ID } from '../../src/core/treering/activation/validate.js';
 import { rng } from '../../bench/treering-populate.js';
 
 const SPECIALS = ['\0', '\t', '\n', '\r', '\x1f', ' ', '\x7f', '\x80', '\x85', '\x9f', '\xa0', 'é', 'ß', '\u2028', '\u2029', '\u3000', '\ufeff', '😀', '\\', '[', ']', '^'];

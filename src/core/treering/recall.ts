@@ -3,7 +3,7 @@
 // salience, confidence, recency, source authority and ring boosts. Only the winners' raw_json is read
 // and decoded, which keeps recall within a small factor of the bare FTS query (bench/).
 
-import { hasNonAscii } from '../ascii-pattern.js';
+import { asciiLowercase, hasNonAscii } from '../ascii-pattern.js';
 import { eventFromRawJson, type MemoryEvent } from './model.js';
 import type { Db } from './store/schema.js';
 
@@ -21,10 +21,6 @@ let termRe: RegExp | undefined;
 const unicodeTermRe = (): RegExp => (termRe ??= new RegExp('[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]+', 'gu'));
 
 
-/** Lowercases ASCII letters only (as Rust's to_ascii_lowercase); the fast path covers ASCII text. */
-export function asciiLower(s: string): string {
-  return hasNonAscii(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
-}
 
 // On ASCII text the Unicode classes above are exactly letters, digits and '_' (no ASCII character is a
 // mark or a join control). This one compiles far faster than the Unicode one, which matters in a cold process.
@@ -33,7 +29,7 @@ const ASCII_TERM_RE = /[A-Za-z0-9_]+/g;
 /** Query terms: Unicode word runs, ASCII-lowercased (non-ASCII letters keep their case, as upstream). */
 export function terms(text: string): string[] {
   if (text === '') return [];
-  return (text.match(hasNonAscii(text) ? unicodeTermRe() : ASCII_TERM_RE) ?? []).map(asciiLower);
+  return (text.match(hasNonAscii(text) ? unicodeTermRe() : ASCII_TERM_RE) ?? []).map(asciiLowercase);
 }
 
 /** The query, then one variant per ring-intent word with that word removed. */
@@ -118,7 +114,7 @@ export function scoreMemory(m: ScoreInput, query: string, now = Date.now(), quer
   const qt = queryTerms;
   let textual = 0.1;
   if (qt.length > 0) {
-    const text = asciiLower(`${m.summary} ${m.details} ${m.tags.join(' ')}`);
+    const text = asciiLowercase(`${m.summary} ${m.details} ${m.tags.join(' ')}`);
     textual = qt.filter((t) => text.includes(t)).length / qt.length;
   }
   const recency = m.ageSeconds !== undefined ? Math.exp(-Math.max(0, m.ageSeconds) / 86_400 / 30) : recencyScore(m.created_at, now);

@@ -5,11 +5,11 @@
 import * as fs from 'node:fs';
 import { parseStrictJson, type JsonValue } from '../../canonical/json.js';
 import { badInput } from '../../errors.js';
-import { asciiLowercase } from './validate.js';
+import { asciiLowercase } from '../../ascii-pattern.js';
 
 export const STDIN_MAX_BYTES = 1 << 20;
 
-// Matched case-insensitively: against the key with its ASCII letters lowercased (validate.ts). A key
+// Matched case-insensitively: against the key with its ASCII letters lowercased (../../ascii-pattern.ts). A key
 // carries a capability when it contains one of these (the alternatives of
 // /capab|token|authori[sz]|secret|passw|credential|coordinator|api[_-]?key|cookie|bearer/, spelled out
 // so that no RegExp is compiled on the hook's path), and claims a field when it is one of CLAIM.

@@ -2,7 +2,7 @@
 // UTF-8 bytes, then a redacted receipt written create-only — only after rendering succeeded — and
 // verified with the same eight rules status uses. Hints and content never reach the receipt.
 
-import { asciiClass, keepOnly } from '../../ascii-pattern.js';
+import { asciiClass, asciiLowercase, keepOnly } from '../../ascii-pattern.js';
 import * as path from 'node:path';
 import { badInput, localState } from '../../errors.js';
 import { sha256Hex } from '../../crypto/digest.js';
@@ -20,7 +20,7 @@ import type { ActivationManifest } from './manifest.js';
 import type { PreflightCandidate, PreflightRecall } from './recall.js';
 import { receiptRel, newReceiptId, parseReceipt, pruneReceipts, rfc3339Seconds, serializeReceipt, verifyReceipt, type Receipt } from './receipts.js';
 import type { ActivationRoot } from './root.js';
-import { asciiLowercase, SAFE_ID } from './validate.js';
+import { SAFE_ID } from './validate.js';
 
 export const CONTEXT_HEADER = 'Tree Ring Memory scoped preflight recall:';
 export const CONTEXT_EMPTY = '- No safe memories matched this scoped query.';

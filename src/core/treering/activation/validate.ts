@@ -2,23 +2,13 @@
 // receipts, and the hook path must stay free of zod, so these checks are written out by hand: every
 // object has an exact key set, every string a bound, every array a length limit.
 
-import { AsciiRun, hasNonAscii, HEX64_LOWER } from '../../ascii-pattern.js';
+import { AsciiRun, HEX64_LOWER } from '../../ascii-pattern.js';
 import { badInput } from '../../errors.js';
 import type { JsonValue } from '../../canonical/json.js';
 
 export type Obj = { [key: string]: JsonValue };
 
 export class ShapeError extends Error {}
-
-/**
- * ASCII letters lowercased, every other character kept: what a case-insensitive (non-Unicode) regular
- * expression of ASCII letters sees, since such a pattern folds no other character onto an ASCII letter.
- * Testing a lowercase pattern against this text is the /i test; compiling /i patterns costs a cold
- * process about a millisecond for their case tables.
- */
-export function asciiLowercase(s: string): string {
-  return hasNonAscii(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
-}
 
 export function fail(where: string, message: string): never {
   throw new ShapeError(`${where}: ${message}`);
