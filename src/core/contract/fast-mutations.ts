@@ -13,7 +13,8 @@ import { isRepository } from './paths.js';
 
 const SUBJECT_KEYS = ['repository', 'profile', 'target', 'change_id', 'change_version', 'revision', 'context_digest', 'policy_epoch', 'requirement_digest', 'plan_digest'] as const;
 
-function subject(v: unknown) {
+/** A subject as SubjectSchema gives it (ops.ts), or undefined. */
+export function fastSubject(v: unknown) {
   if (!isObj(v) || !hasExactly(v, SUBJECT_KEYS)) return undefined;
   const { repository, profile, target, change_id, change_version, revision, context_digest, policy_epoch, requirement_digest, plan_digest } = v;
   if (typeof repository !== 'string' || repository.length > 165 || !isRepository(repository)) return undefined;
@@ -103,7 +104,7 @@ export function fastMutationRequest(doc: unknown): MutationRequest | undefined {
     case 'claim': {
       if (!hasExactly(doc, CLAIM_KEYS)) return undefined;
       const { request_id, task_id, task_digest, execution_operation_id, requested_lease_ms, executor_id } = doc;
-      const s = subject(doc.subject);
+      const s = fastSubject(doc.subject);
       if (!s || !isId(request_id) || !isId(task_id) || !isHex64(task_digest) || !isId(execution_operation_id) || !isIntIn(requested_lease_ms, LEASE_MIN_MS, LEASE_MAX_MS)) return undefined;
       if (executor_id !== null && !isId(executor_id)) return undefined;
       return { operation: 'claim', request_id, subject: s, task_id, task_digest, execution_operation_id, requested_lease_ms, executor_id };
