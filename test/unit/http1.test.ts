@@ -192,6 +192,28 @@ for (const wire of ['auto', 'net'] as const satisfies readonly WireKind[]) {
       await new Promise((r) => setTimeout(r, 50)); // the refusal arrives before the request is sent
       await assert.rejects(early.call({}), typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE'));
     });
+
+    test('a request made before the event loop saw the connection complete (the hook works synchronously meanwhile) is answered; a refusal is named', async () => {
+      // The caller blocks without turning the event loop, as a hook does while it reads the workspace:
+      // the kernel completes the handshake (or the refusal) meanwhile, but the connection's completion
+      // has not been delivered yet when the request is made.
+      const block = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+      const h = await hub((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":1}');
+      });
+      const conn = connect(opts(h.url));
+      block(30);
+      assert.deepEqual(await conn.call({ operation: 'qualification' }), { ok: 1 });
+      assert.equal(h.seen.body, '{"operation":"qualification"}');
+
+      const closed = net.createServer();
+      const gone = await listen(closed);
+      await new Promise((r) => closed.close(r));
+      const refused = connect(opts(gone));
+      block(30);
+      await assert.rejects(refused.call({}), (e: unknown) => typed('HUB_UNREACHABLE', 'HUB_UNREACHABLE')(e) && /ECONNREFUSED/.test((e as Error).message));
+    });
   });
 }
 

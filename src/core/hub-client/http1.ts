@@ -15,6 +15,7 @@
 // --pending-deprecation). When that is missing or differs, and for a host name (which needs a DNS
 // lookup), the request goes through node:net, loaded only then: same bytes, same checks.
 
+import * as fs from 'node:fs';
 import { AsciiRun } from '../ascii-pattern.js';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import {
@@ -159,6 +160,8 @@ interface TcpHandle {
   connect6(req: object, host: string, port: number): number;
   readStart(): number;
   writeBuffer(req: object, bytes: Buffer): number;
+  /** The socket's descriptor once connect() was issued (-1 before; absent on some platforms). */
+  readonly fd?: number;
   onread: (buffer: ArrayBuffer | undefined) => void;
   ref(): void;
   unref(): void;
@@ -261,10 +264,39 @@ function rawWire(b: TcpBindings, host: string, port: number, ipv6: boolean, even
   };
   const err = ipv6 ? handle.connect6(req, host, port) : handle.connect(req, host, port);
   if (err < 0) process.nextTick(failed, err);
+  /**
+   * Writes what the kernel takes now, straight to the descriptor, and returns the rest. libuv learns
+   * that a connection is established only in a later turn of the event loop (and holds writes until
+   * then), but with a Hub on loopback or nearby the handshake has long completed in the kernel by the
+   * time the request is ready: written now, the request reaches the Hub a turn of the event loop
+   * earlier, and the Hub's work overlaps this process's. A socket still connecting refuses with
+   * EAGAIN, and then everything waits for the connection as before; a connection that failed reports
+   * its error here, which libuv's completion would no longer see (reading it clears it).
+   */
+  const writeNow = (bytes: Buffer): Buffer => {
+    const fd = handle.fd;
+    if (typeof fd !== 'number' || fd < 0) return bytes;
+    try {
+      return bytes.subarray(fs.writeSync(fd, bytes, 0, bytes.length));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'EAGAIN' && code !== 'EWOULDBLOCK' && code !== 'ENOTCONN') {
+        process.nextTick(() => {
+          if (!closed) events.error(code);
+        });
+        return Buffer.alloc(0);
+      }
+      return bytes;
+    }
+  };
   return {
     write(bytes) {
       if (connected) send(bytes);
-      else pending = pending ? Buffer.concat([pending, bytes]) : bytes;
+      else if (pending) pending = Buffer.concat([pending, bytes]);
+      else {
+        const rest = writeNow(bytes);
+        if (rest.length > 0) pending = rest;
+      }
     },
     ref: () => handle.ref(),
     unref: () => handle.unref(),
