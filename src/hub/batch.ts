@@ -255,6 +255,15 @@ export class GroupCommit {
       const db = this.db();
       // This class syncs the WAL before any answer (see above); SQLite need not do it inside COMMIT.
       db.pragma('synchronous = NORMAL');
+      // The automatic checkpoint runs inside a COMMIT, on the event loop: it copies every page the WAL
+      // holds into the database and syncs both files, stalling every request meanwhile. The same index
+      // and table pages are written again and again by consecutive batches, so a checkpoint every
+      // 4,000 frames (about 16 MiB of WAL) instead of SQLite's 1,000 copies each of them once for four
+      // times the batches: a quarter of the stalls for about the same pages copied per stall
+      // (bench/README.md, hub-cycles). journal_size_limit truncates the WAL file back to 32 MiB after
+      // a checkpoint restarted it, should a long read have let it grow past that meanwhile.
+      db.pragma('wal_autocheckpoint = 4000');
+      db.pragma('journal_size_limit = 33554432');
       this.journal = db;
     }
     return this.journal;
