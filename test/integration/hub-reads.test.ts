@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { agentscm, json, REPO_ROOT } from '../support/cli.js';
@@ -161,6 +162,47 @@ describe('reference Hub: read operations end to end', () => {
       assert.deepEqual(Object.keys(d.error), ['code', 'message']);
       assert.doesNotMatch(r.body, /\/tmp|at .*\.js|node:/);
     }
+  });
+
+  test('a body in pieces, chunked, over the bound without a length, or cut off by a lost connection', async () => {
+    // Raw bytes on a socket: the only way to pace a body or to drop the connection inside it.
+    const u = new URL(hub.url);
+    const exchange = (parts: (string | Buffer)[], opts: { gapMs?: number; hangUp?: boolean } = {}) =>
+      new Promise<string>((resolve, reject) => {
+        const sock = net.connect(Number(u.port), u.hostname);
+        let got = '';
+        sock.on('data', (c: Buffer) => (got += c.toString('latin1')));
+        sock.on('end', () => resolve(got));
+        sock.on('close', () => resolve(got));
+        sock.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? resolve(got) : reject(e)));
+        sock.on('connect', async () => {
+          for (const p of parts) {
+            sock.write(p);
+            await new Promise((r) => setTimeout(r, opts.gapMs ?? 0));
+          }
+          if (opts.hangUp) sock.destroy();
+        });
+      });
+    const head = (extra: string) => `POST ${OP_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nConnection: close\r\n${extra}\r\n`;
+    const status = (answer: string) => Number(answer.split(' ')[1]);
+    const doc = JSON.stringify({ operation: 'qualification', subject });
+    const bytes = Buffer.from(doc);
+
+    const paced = await exchange([head(`Content-Length: ${bytes.length}\r\n`), bytes.subarray(0, 100), bytes.subarray(100)], { gapMs: 30 });
+    assert.equal(status(paced), 200, paced);
+    assert.equal(typeof JSON.parse(paced.slice(paced.indexOf('\r\n\r\n') + 4)).qualified, 'boolean');
+
+    const chunked = await exchange([head('Transfer-Encoding: chunked\r\n'), `${(100).toString(16)}\r\n`, bytes.subarray(0, 100), '\r\n', `${(bytes.length - 100).toString(16)}\r\n`, bytes.subarray(100), '\r\n0\r\n\r\n'], { gapMs: 10 });
+    assert.equal(status(chunked), 200, chunked);
+
+    const pad = 'x'.repeat(16 * 1024);
+    const tooBig = await exchange([head('Transfer-Encoding: chunked\r\n'), ...Array.from({ length: 5 }, () => `${pad.length.toString(16)}\r\n${pad}\r\n`), '0\r\n\r\n']);
+    assert.equal(status(tooBig), 413, tooBig);
+
+    // The connection goes away inside the body: the Hub answers the next request as ever.
+    await exchange([head(`Content-Length: ${bytes.length}\r\n`), bytes.subarray(0, 40)], { gapMs: 30, hangUp: true });
+    const after = await raw(hub.url, { token, body: doc });
+    assert.equal(after.status, 200);
   });
 
   test('the actor comes only from the token: none or a forged one is 401, exit 4', async () => {
