@@ -1,4 +1,4 @@
-// The reference Hub's HTTP facade on node:http. One process, one authority connection; better-sqlite3
+// The reference Hub's HTTP facade (its HTTP/1.1 framing is http.ts). One process, one authority connection; better-sqlite3
 // is synchronous, so each read runs to completion on the event loop with a consistent view. Journal
 // writes are group-committed (batch.ts): answered only after the batch's COMMIT.
 //
@@ -6,8 +6,6 @@
 //   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks
 //        body {"operation": ..., ...}; bearer workspace token; answers per docs/HUB.md
 
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Authority } from '../core/authority/store.js';
 import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { formatIssues } from '../core/contract/common.js';
@@ -29,6 +27,7 @@ import { handleCollector, importTransfer } from './collector.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
 import { retainedText } from './claims.js';
+import { createHttpServer, type Exchange } from './http.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
 
@@ -103,19 +102,13 @@ export class HubState {
   }
 }
 
-function send(res: http.ServerResponse, status: number, body: JsonValue, close = false): void {
-  // A string body goes out with the header block in one write (node:http joins them; with a Buffer
-  // body it writes two chunks).
+function send(ex: Exchange, status: number, body: JsonValue, close = false): void {
   // A committed mutation's answer was encoded once already, for its idempotency row: the same text.
-  const text = retainedText(body) ?? outputJson(body);
-  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text, 'utf8'), 'cache-control': 'no-store' };
-  if (close) headers.connection = 'close';
-  res.writeHead(status, headers);
-  res.end(text, 'utf8');
+  ex.answer(status, retainedText(body) ?? outputJson(body), close);
 }
 
-function sendError(res: http.ServerResponse, e: HubError, close = false): void {
-  send(res, e.status, { error: { code: e.code, message: e.message } }, close);
+function sendError(ex: Exchange, e: HubError, close = false): void {
+  send(ex, e.status, { error: { code: e.code, message: e.message } }, close);
 }
 
 /** The fixed answer for anything a request threw. */
@@ -134,95 +127,23 @@ function failure(e: unknown, log: (line: string) => void): HubError {
 }
 
 /** Answers a mutation once its batch has committed (or with the batch's failure). */
-function answerWhenCommitted(res: http.ServerResponse, log: (line: string) => void): (o: Outcome) => void {
+function answerWhenCommitted(ex: Exchange, log: (line: string) => void): (o: Outcome) => void {
   return (o) => {
-    if (o.ok) send(res, 200, o.value);
-    else sendError(res, failure(o.error, log));
+    if (o.ok) send(ex, 200, o.value);
+    else sendError(ex, failure(o.error, log));
   };
 }
 
 /**
- * Answers 413 and closes the connection. The rest of the body is discarded unread (up to a bound, then
- * the socket is dropped) so that the client sees the answer rather than a connection reset.
+ * Answers 413 and closes the connection. The server reads and drops the rest of the body (up to a
+ * bound, then the connection is cut) so that the client sees the answer rather than a reset.
  */
-function refuseBody(req: http.IncomingMessage, res: http.ServerResponse, e = new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`)): void {
-  sendError(res, e, true);
-  let discarded = 0;
-  req.removeAllListeners('data');
-  req.on('data', (c: Buffer) => {
-    discarded += c.length;
-    if (discarded > DISCARD_MAX_BYTES) req.socket.destroy();
-  });
-  req.resume();
+function refuseBody(ex: Exchange, e = new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`)): void {
+  sendError(ex, e, true);
 }
 
-const DISCARD_MAX_BYTES = 1024 * 1024;
-
-/**
- * The request class of the Hub's server: while readBody waits for a body, the parser hands the body's
- * chunks straight to it (it calls push for each chunk and push(null) at the end of the message, right
- * after the headers when the body came with them) instead of through the Readable stream, whose
- * flowing mode, events and ticks cost more than the rest of reading a small request. Outside
- * readBody it is the plain IncomingMessage.
- */
-class HubRequest extends http.IncomingMessage {
-  bodySink: ((chunk: Buffer | null) => void) | undefined;
-
-  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
-    const sink = this.bodySink;
-    if (sink === undefined) return super.push(chunk, encoding);
-    if (chunk === null) {
-      // The stream itself still ends (with no data), as it would had it been read.
-      this.bodySink = undefined;
-      super.push(null);
-    }
-    sink(chunk as Buffer | null);
-    return true;
-  }
-}
-
-/** Reads at most max bytes of body; resolves undefined when the limit is crossed. */
-function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const take = (c: Buffer): boolean => {
-      total += c.length;
-      if (total > max) {
-        chunks.length = 0;
-        resolve(undefined);
-        return false;
-      }
-      chunks.push(c);
-      return true;
-    };
-    if (req instanceof HubRequest && req.readableLength === 0 && !req.readableEnded && !req.complete) {
-      req.bodySink = (c) => {
-        if (c === null) resolve(Buffer.concat(chunks, total));
-        // Over the limit: the rest goes to the stream again, where refuseBody discards it.
-        else if (!take(c)) req.bodySink = undefined;
-      };
-      // A connection lost mid-body ends the request without the end of its message.
-      req.once('close', () => {
-        if (req.bodySink === undefined) return;
-        req.bodySink = undefined;
-        reject(new Error('the request ended before its body'));
-      });
-      return;
-    }
-    let over = false;
-    req.on('data', (c: Buffer) => {
-      if (!over && !take(c)) over = true;
-    });
-    req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks, total));
-    });
-    req.on('error', reject);
-  });
-}
-
-function bearer(req: http.IncomingMessage): string | undefined {
-  const h = req.headers.authorization;
+function bearer(ex: Exchange): string | undefined {
+  const h = ex.headers.authorization;
   if (typeof h !== 'string') return undefined;
   const m = /^Bearer ([!-~]{1,512})$/.exec(h);
   return m?.[1];
@@ -233,36 +154,36 @@ export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATIO
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
   // leaves only once that batch is durable (see batch.ts).
-  const sendDurable = (res: http.ServerResponse, status: number, body: JsonValue): void =>
-    state.commits.whenDurable((failed) => (failed ? sendError(res, failed) : send(res, status, body)));
+  const sendDurable = (ex: Exchange, status: number, body: JsonValue): void =>
+    state.commits.whenDurable((failed) => (failed ? sendError(ex, failed) : send(ex, status, body)));
   // The body may have arrived turns after the headers: an answer computed now reads the authority as it
   // is now (mutations revalidate in their batch instead).
   const fresh = <C>(ctx: C): C => {
     state.authority.revalidate();
     return ctx;
   };
-  return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+  return async (ex: Exchange): Promise<void> => {
     try {
-      const url = req.url ?? '/';
+      const url = ex.url;
       const pathOnly = url.split('?')[0]!;
       if (pathOnly === '/v1/hub/health') {
-        if (req.method !== 'GET') throw new HubError(405, 'method_not_allowed', 'use GET');
+        if (ex.method !== 'GET') throw new HubError(405, 'method_not_allowed', 'use GET');
         let ok = false;
         try {
           ok = state.authority.ping();
         } catch {
           ok = false;
         }
-        send(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' });
+        send(ex, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' });
         return;
       }
       const m = ROUTE.exec(pathOnly);
       if (!m) throw new HubError(404, 'not_found', 'no such route');
-      if (req.method !== 'POST') throw new HubError(405, 'method_not_allowed', 'use POST');
+      if (ex.method !== 'POST') throw new HubError(405, 'method_not_allowed', 'use POST');
 
       // The actor comes from the bearer token alone, checked against the authority on every request,
       // so a revoked token fails on its next request.
-      const token = bearer(req);
+      const token = bearer(ex);
       state.authority.revalidate();
       const actor = token === undefined ? undefined : state.authority.authenticate(token);
       if (!actor) throw unauthenticated();
@@ -282,30 +203,30 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (m[3] !== undefined) {
         // The signed transfer route: its own media type and the 16 MiB envelope bound, checked from the
         // declared length before any body byte is read.
-        const ct = req.headers['content-type'];
+        const ct = ex.headers['content-type'];
         if (typeof ct !== 'string' || !/^application\/octet-stream$/i.test(ct)) throw new HubError(415, 'unsupported_media_type', 'send application/octet-stream');
-        const len = req.headers['content-length'];
+        const len = ex.headers['content-length'];
         if (len === undefined || !/^[0-9]{1,12}$/.test(len)) throw new HubError(411, 'length_required', 'a transfer upload declares its content-length');
         if (Number(len) > TRANSFER_MAX_BYTES) {
-          refuseBody(req, res, new HubError(413, 'transfer_too_large', `a collector transfer is at most ${TRANSFER_MAX_BYTES} bytes`));
+          refuseBody(ex, new HubError(413, 'transfer_too_large', `a collector transfer is at most ${TRANSFER_MAX_BYTES} bytes`));
           return;
         }
-        const bytes = await readBody(req, Number(len));
+        const bytes = await ex.body(Number(len));
         if (bytes === undefined || bytes.length !== Number(len)) throw invalidRequest('the body does not match its content-length');
-        state.commits.submit(() => importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, bytes, Date.now()), answerWhenCommitted(res, log));
+        state.commits.submit(() => importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, bytes, Date.now()), answerWhenCommitted(ex, log));
         return;
       }
-      const ctype = req.headers['content-type'];
+      const ctype = ex.headers['content-type'];
       if (typeof ctype !== 'string' || !/^application\/json(\s*;\s*charset=utf-8)?$/i.test(ctype)) throw new HubError(415, 'unsupported_media_type', 'send application/json');
-      const declared = req.headers['content-length'];
+      const declared = ex.headers['content-length'];
       if (declared !== undefined && (!/^[0-9]{1,12}$/.test(declared) || Number(declared) > OPERATION_MAX_BYTES)) {
         // Refused from the header, before any body byte is read.
-        refuseBody(req, res);
+        refuseBody(ex);
         return;
       }
-      const body = await readBody(req, OPERATION_MAX_BYTES);
+      const body = await ex.body(OPERATION_MAX_BYTES);
       if (body === undefined) {
-        refuseBody(req, res);
+        refuseBody(ex);
         return;
       }
       let doc: JsonValue;
@@ -324,8 +245,8 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
         const req = c.data;
-        if (req.operation === 'collector_descriptor') sendDurable(res, 200, handleCollector(fresh(ctx), scope, req, doc));
-        else state.commits.submit(() => handleCollector(ctx, scope, req, doc), answerWhenCommitted(res, log));
+        if (req.operation === 'collector_descriptor') sendDurable(ex, 200, handleCollector(fresh(ctx), scope, req, doc));
+        else state.commits.submit(() => handleCollector(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
       if (typeof op === 'string' && (MUTATION_OPERATIONS as readonly string[]).includes(op)) {
@@ -338,8 +259,8 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
           req = m.data;
         }
         // recovery is a read: it answers from committed rows at once.
-        if (req.operation === 'recovery') sendDurable(res, 200, handleMutation(fresh(ctx), scope, req, doc));
-        else state.commits.submit(() => handleMutation(ctx, scope, req, doc), answerWhenCommitted(res, log));
+        if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx), scope, req, doc));
+        else state.commits.submit(() => handleMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
       // As for mutations: the common valid reads by hand, everything else by the schema.
@@ -349,10 +270,10 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
         read = parsed.data;
       }
-      sendDurable(res, 200, handleRead(fresh(ctx), scope, read));
+      sendDurable(ex, 200, handleRead(fresh(ctx), scope, read));
     } catch (e) {
       const f = failure(e, log);
-      sendDurable(res, f.status, { error: { code: f.code, message: f.message } });
+      sendDurable(ex, f.status, { error: { code: f.code, message: f.message } });
     }
   };
 }
@@ -361,27 +282,18 @@ export async function startHub(opts: HubOptions): Promise<RunningHub> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const state = new HubState(opts.dataDir, log);
   const handler = createHandler(state, log);
-  const server = http.createServer({ IncomingMessage: HubRequest, requestTimeout: 30_000, headersTimeout: 10_000, maxHeaderSize: 16 * 1024 }, (req, res) => {
-    void handler(req, res);
+  const server = createHttpServer((ex) => {
+    void handler(ex);
   });
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
+  const addr = await server.listen(opts.port, opts.host);
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
     url: `http://${host}:${addr.port}`,
     close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          void state.commits.close().then(() => {
-            state.close();
-            resolve();
-          });
-        });
-        server.closeAllConnections();
-      }),
+      server.close().then(() =>
+        state.commits.close().then(() => {
+          state.close();
+        }),
+      ),
   };
 }

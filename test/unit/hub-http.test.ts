@@ -1,0 +1,203 @@
+// The Hub's HTTP/1.1 server (src/hub/http.ts) on 127.0.0.1, driven with raw bytes over real sockets:
+// framing by Content-Length and chunked coding, pipelining in order, Expect: 100-continue, bodies over
+// the bound, closing rules, malformed requests, and the time limits (shortened here).
+
+import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { after, describe, test } from 'node:test';
+import { createHttpServer, MAX_HEAD_BYTES, type Exchange, type HubHttpServer } from '../../src/hub/http.js';
+
+const servers: HubHttpServer[] = [];
+after(() => Promise.all(servers.map((s) => s.close())));
+
+/** A server whose handler is given; resolves its port. */
+async function serve(handler: (ex: Exchange) => void, limits?: Parameters<typeof createHttpServer>[1]): Promise<number> {
+  const s = createHttpServer(handler, limits);
+  servers.push(s);
+  return (await s.listen(0, '127.0.0.1')).port;
+}
+
+/** An echo handler: answers with what it saw (method, url, a header, the body's text). */
+const echo = (max = 1024) => async (ex: Exchange) => {
+  const body = ex.method === 'POST' ? await ex.body(max) : Buffer.alloc(0);
+  if (body === undefined) return ex.answer(413, '{"error":"too large"}', true);
+  ex.answer(200, JSON.stringify({ method: ex.method, url: ex.url, auth: ex.headers.authorization ?? null, body: body.toString() }));
+};
+
+/** Writes the parts (pausing between them), then collects everything until the server closes or ms pass. */
+function talk(port: number, parts: (string | Buffer)[], opts: { gapMs?: number; end?: boolean; waitMs?: number } = {}): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let text = '';
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      sock.destroy();
+      resolve({ text, closed });
+    };
+    sock.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    sock.on('close', () => finish(true));
+    sock.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' || e.code === 'EPIPE' ? finish(true) : reject(e)));
+    sock.on('connect', async () => {
+      for (const p of parts) {
+        if (sock.destroyed) break;
+        sock.write(p);
+        if (opts.gapMs) await new Promise((r) => setTimeout(r, opts.gapMs));
+      }
+      if (opts.end) sock.end();
+      setTimeout(() => finish(false), opts.waitMs ?? 300);
+    });
+  });
+}
+
+const post = (body: string, extra = '') => `POST /p?q=1 HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer t\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
+/** The answers in text, in order: status and body (each framed by its Content-Length). */
+function answers(text: string): { status: number; body: string }[] {
+  const out: { status: number; body: string }[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\r\n\r\n', at);
+    if (end < 0) break;
+    const head = text.slice(at, end);
+    const status = Number(/^HTTP\/1\.1 ([0-9]{3}) /.exec(head)?.[1]);
+    const length = Number(/\r\ncontent-length: ([0-9]+)/.exec(head)?.[1] ?? 0);
+    out.push({ status, body: text.slice(end + 4, end + 4 + length) });
+    at = end + 4 + length;
+  }
+  return out;
+}
+const statuses = (text: string) => answers(text).map((a) => a.status);
+const bodies = (text: string) => answers(text).map((a) => a.body);
+
+describe('the Hub HTTP server', () => {
+  test('answers a request with one JSON document: status line, length, no-store, keep-alive', async () => {
+    const port = await serve(echo());
+    const { text, closed } = await talk(port, [post('{"a":1}')]);
+    assert.equal(closed, false, 'keep-alive by default');
+    const [head, body] = text.split('\r\n\r\n');
+    assert.deepEqual(head!.split('\r\n'), [
+      'HTTP/1.1 200 OK', 'content-type: application/json', `content-length: ${Buffer.byteLength(body!)}`, 'cache-control: no-store', 'connection: keep-alive', 'keep-alive: timeout=5',
+    ]);
+    assert.deepEqual(JSON.parse(body!), { method: 'POST', url: '/p?q=1', auth: 'Bearer t', body: '{"a":1}' });
+  });
+
+  test('a body in pieces, chunked with extensions and trailers, and pipelined requests answered in order', async () => {
+    const port = await serve(echo());
+    const paced = await talk(port, ['POST /x HTTP/1.1\r\nContent-Length: 10\r\n', '\r\n01234', '56789'], { gapMs: 20 });
+    assert.equal(JSON.parse(bodies(paced.text)[0]!).body, '0123456789');
+    const chunked = await talk(port, ['POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n', '3;ext=1\r\nabc\r\n', 'A\r\n0123456789\r\n', '0\r\nX-Trailer: y\r\n\r\n'], { gapMs: 10 });
+    assert.equal(JSON.parse(bodies(chunked.text)[0]!).body, 'abc0123456789');
+
+    // The first answer comes late, the second at once: still answered in order.
+    let n = 0;
+    const slowFirst = await serve(async (ex) => {
+      const i = n++;
+      const b = await ex.body(100);
+      if (i === 0) await new Promise((r) => setTimeout(r, 50));
+      ex.answer(200, JSON.stringify({ i, body: b!.toString() }));
+    });
+    const piped = await talk(slowFirst, [post('first') + post('second') + 'GET /third HTTP/1.1\r\n\r\n']);
+    assert.deepEqual(bodies(piped.text).map((b) => JSON.parse(b)), [{ i: 0, body: 'first' }, { i: 1, body: 'second' }, { i: 2, body: '' }]);
+  });
+
+  test('Connection: close, HTTP/1.0 and a client that half-closes all get their answer, then the close', async () => {
+    const port = await serve(echo());
+    for (const parts of [[post('x', 'Connection: close\r\n')], ['POST /p HTTP/1.0\r\nContent-Length: 1\r\n\r\nx']]) {
+      const r = await talk(port, parts, { waitMs: 2000 });
+      assert.deepEqual(statuses(r.text), [200]);
+      assert.ok(r.closed, JSON.stringify(parts));
+      assert.match(r.text, /\r\nconnection: close\r\n/);
+    }
+    const half = await talk(port, [post('y')], { end: true, waitMs: 2000 });
+    assert.deepEqual(statuses(half.text), [200]);
+    assert.ok(half.closed);
+  });
+
+  test('Expect: 100-continue gets its interim answer only when the body is asked for', async () => {
+    const port = await serve(async (ex) => {
+      if (ex.url === '/refuse') return ex.answer(401, '{}', true);
+      const b = await ex.body(100);
+      ex.answer(200, JSON.stringify({ body: b!.toString() }));
+    });
+    const sock = net.connect(port, '127.0.0.1');
+    let got = '';
+    sock.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    await new Promise((r) => sock.on('connect', r));
+    sock.write('POST /p HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n');
+    for (let i = 0; i < 100 && !got.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(got, 'HTTP/1.1 100 Continue\r\n\r\n');
+    sock.write('ok');
+    for (let i = 0; i < 100 && !got.includes('"body"'); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(statuses(got), [100, 200]);
+    sock.destroy();
+    const refused = await talk(port, ['POST /refuse HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n'], { waitMs: 2000 });
+    assert.deepEqual(statuses(refused.text), [401]);
+    assert.ok(refused.closed);
+  });
+
+  test('a body over the bound: declared or chunked, it is refused and dropped; past 1 MiB the connection is cut', async () => {
+    const port = await serve(echo(10));
+    const declared = await talk(port, [post('x'.repeat(11))], { waitMs: 2000 });
+    assert.deepEqual(statuses(declared.text), [413]);
+    assert.ok(declared.closed);
+    const chunk = `${(8).toString(16)}\r\n${'y'.repeat(8)}\r\n`;
+    const chunked = await talk(port, ['POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n', chunk, chunk, '0\r\n\r\n'], { gapMs: 10, waitMs: 2000 });
+    assert.deepEqual(statuses(chunked.text), [413]);
+    assert.ok(chunked.closed);
+    // A large declared body is answered at once and read and dropped until the bound, then cut.
+    const big = await talk(port, [`POST /p HTTP/1.1\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`, ...Array.from({ length: 40 }, () => Buffer.alloc(64 * 1024, 0x61))], { waitMs: 3000 });
+    assert.deepEqual(statuses(big.text), [413]);
+    assert.ok(big.closed);
+  });
+
+  test('malformed requests are 400 (or 431, 501, 505) and close the connection; a handler never sees them', async () => {
+    let seen = 0;
+    const port = await serve(async (ex) => {
+      seen++;
+      await ex.body(100);
+      ex.answer(200, '{}');
+    });
+    const cases: [string, number][] = [
+      ['POST /p HTTP/1.1\nContent-Length: 0\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nX: a\r\n  folded\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nX : a\r\n\r\n', 400],
+      ['POST  /p HTTP/1.1\r\n\r\n', 400],
+      ['POST /p HTTP/2.0\r\n\r\n', 505],
+      ['POST /p FTP/1.1\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nAuthorization: a\r\nAuthorization: b\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nContent-Length: -1\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n', 501],
+      ['POST /p HTTP/1.1\r\nX: a\u0001b\r\n\r\n', 400],
+      ['POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 400],
+      ['POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY', 400],
+      [`POST /p HTTP/1.1\r\nX: ${'a'.repeat(MAX_HEAD_BYTES)}\r\n\r\n`, 431],
+      [`POST /p HTTP/1.1\r\nX: ${'a'.repeat(MAX_HEAD_BYTES)}`, 431],
+    ];
+    for (const [bytes, status] of cases) {
+      const r = await talk(port, [bytes], { waitMs: 2000 });
+      assert.deepEqual(statuses(r.text), [status], JSON.stringify(bytes.slice(0, 80)));
+      assert.ok(r.closed, JSON.stringify(bytes.slice(0, 80)));
+      assert.equal(JSON.parse(bodies(r.text)[0]!).error.code.length > 0, true);
+    }
+    // Only the chunked cases reached the handler (their heads are well formed).
+    assert.equal(seen, 2);
+    // Empty lines before a request line are skipped.
+    const lead = await talk(port, ['\r\nGET /x HTTP/1.1\r\n\r\n']);
+    assert.deepEqual(statuses(lead.text), [200]);
+  });
+
+  test('time limits: a head that does not arrive is 408, an idle connection is closed', async () => {
+    const port = await serve(echo(), { headersTimeoutMs: 150, requestTimeoutMs: 400, keepAliveTimeoutMs: 150 });
+    const slowHead = await talk(port, ['POST /p HTTP/1.1\r\n'], { waitMs: 3000 });
+    assert.deepEqual(statuses(slowHead.text), [408]);
+    assert.ok(slowHead.closed);
+    const slowBody = await talk(port, ['POST /p HTTP/1.1\r\nContent-Length: 5\r\n\r\nab'], { waitMs: 3000 });
+    assert.deepEqual(statuses(slowBody.text), [408]);
+    const idle = await talk(port, [post('z')], { waitMs: 3000 });
+    assert.deepEqual(statuses(idle.text), [200]);
+    assert.ok(idle.closed, 'closed once idle past the keep-alive limit');
+  });
+});
