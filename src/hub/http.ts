@@ -48,6 +48,12 @@ export interface Exchange {
    * case the rest is dropped. At most once per exchange.
    */
   body(max: number): Promise<Buffer | undefined>;
+  /**
+   * The whole body when it has already arrived (with the head, as a small request's does): then the
+   * handler goes on in the same turn of the event loop. null when it has not arrived yet (then ask
+   * body()); undefined when it is over max bytes (then it is dropped). Counts as asking for the body.
+   */
+  bodyReady(max: number): Buffer | undefined | null;
   /** Sends the answer (a JSON document's text); close ends the connection after it. Once. */
   answer(status: number, json: string, close?: boolean): void;
 }
@@ -358,6 +364,8 @@ class Connection {
     this.dechunker = head.length < 0 ? new Dechunker() : undefined;
     this.remaining = head.length < 0 ? 0 : head.length;
     this.bodyDone = head.length === 0;
+    // A body that came with its head is taken now, so that the handler finds it ready.
+    if (head.length > 0 && this.buf.length >= head.length) this.takeBody();
     const self = this;
     const ex: Exchange = {
       method: head.method,
@@ -374,6 +382,15 @@ class Connection {
         if (self.bodyDone) return Promise.resolve(self.dropping ? undefined : Buffer.concat(self.chunks, self.received));
         if (head.expectContinue && self.received === 0 && self.buf.length === 0) self.socket.write('HTTP/1.1 100 Continue\r\n\r\n');
         return new Promise((resolve) => (self.deliver = resolve));
+      },
+      bodyReady(max: number): Buffer | undefined | null {
+        if (self.bodyAsked || !self.bodyDone) return null;
+        self.bodyAsked = true;
+        if (head.length > max || self.received > max) {
+          self.drop();
+          return undefined;
+        }
+        return self.chunks.length === 1 ? self.chunks[0]! : Buffer.concat(self.chunks, self.received);
       },
       answer(status: number, json: string, close = false): void {
         if (self.answered || self.closed) return;

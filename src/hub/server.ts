@@ -158,8 +158,10 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
     state.commits.whenDurable((failed) => (failed ? sendError(ex, failed) : send(ex, status, body)));
   // The body may have arrived turns after the headers: an answer computed now reads the authority as it
   // is now (mutations revalidate in their batch instead).
-  const fresh = <C>(ctx: C): C => {
-    state.authority.revalidate();
+  // A body that came with its head is read in the same synchronous stretch as the authentication, whose
+  // revalidation then still holds.
+  const fresh = <C>(ctx: C, sameTurn = false): C => {
+    if (!sameTurn) state.authority.revalidate();
     return ctx;
   };
   return async (ex: Exchange): Promise<void> => {
@@ -224,7 +226,9 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         refuseBody(ex);
         return;
       }
-      const body = await ex.body(OPERATION_MAX_BYTES);
+      let body = ex.bodyReady(OPERATION_MAX_BYTES);
+      const sameTurn = body !== null;
+      if (body === null) body = await ex.body(OPERATION_MAX_BYTES);
       if (body === undefined) {
         refuseBody(ex);
         return;
@@ -245,7 +249,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
         const req = c.data;
-        if (req.operation === 'collector_descriptor') sendDurable(ex, 200, handleCollector(fresh(ctx), scope, req, doc));
+        if (req.operation === 'collector_descriptor') sendDurable(ex, 200, handleCollector(fresh(ctx, sameTurn), scope, req, doc));
         else state.commits.submit(() => handleCollector(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
@@ -259,7 +263,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
           req = m.data;
         }
         // recovery is a read: it answers from committed rows at once.
-        if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx), scope, req, doc));
+        if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx, sameTurn), scope, req, doc));
         else state.commits.submit(() => handleMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
@@ -270,7 +274,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
         read = parsed.data;
       }
-      sendDurable(ex, 200, handleRead(fresh(ctx), scope, read));
+      sendDurable(ex, 200, handleRead(fresh(ctx, sameTurn), scope, read));
     } catch (e) {
       const f = failure(e, log);
       sendDurable(ex, f.status, { error: { code: f.code, message: f.message } });

@@ -101,6 +101,24 @@ describe('the Hub HTTP server', () => {
     assert.deepEqual(bodies(piped.text).map((b) => JSON.parse(b)), [{ i: 0, body: 'first' }, { i: 1, body: 'second' }, { i: 2, body: '' }]);
   });
 
+  test('bodyReady: the body that came with its head is there at once; a late one is not, nor one over the bound', async () => {
+    const port = await serve(async (ex) => {
+      const ready = ex.bodyReady(8);
+      const body = ready === null ? await ex.body(8) : ready;
+      if (body === undefined) return ex.answer(413, JSON.stringify({ ready: ready === null ? 'late' : 'over' }), true);
+      ex.answer(200, JSON.stringify({ ready: ready === null ? 'late' : 'now', body: body.toString() }));
+    });
+    const now = await talk(port, [post('12345678')]);
+    assert.deepEqual(JSON.parse(bodies(now.text)[0]!), { ready: 'now', body: '12345678' });
+    const late = await talk(port, ['POST /p HTTP/1.1\r\nContent-Length: 3\r\n\r\n', 'abc'], { gapMs: 30 });
+    assert.deepEqual(JSON.parse(bodies(late.text)[0]!), { ready: 'late', body: 'abc' });
+    const empty = await talk(port, ['POST /p HTTP/1.1\r\nContent-Length: 0\r\n\r\n']);
+    assert.deepEqual(JSON.parse(bodies(empty.text)[0]!), { ready: 'now', body: '' });
+    const over = await talk(port, [post('123456789')], { waitMs: 2000 });
+    assert.deepEqual(statuses(over.text), [413]);
+    assert.deepEqual(JSON.parse(bodies(over.text)[0]!), { ready: 'over' });
+  });
+
   test('Connection: close, HTTP/1.0 and a client that half-closes all get their answer, then the close', async () => {
     const port = await serve(echo());
     for (const parts of [[post('x', 'Connection: close\r\n')], ['POST /p HTTP/1.0\r\nContent-Length: 1\r\n\r\nx']]) {
