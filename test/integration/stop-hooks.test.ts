@@ -384,6 +384,31 @@ describe('task-stop hooks: local causes', () => {
     }
   });
 
+  test('an installed requirement whose bytes no longer match its digests blocks as "local store unavailable", whatever the Hub answers', async () => {
+    const s = adminSetup();
+    checkpoint(s);
+    const hub = await startHub(s.dataDir);
+    try {
+      // The hook's copy of the data dir is damaged, the Hub's is not: the Hub answers as ever, and the
+      // hook's own integrity check of the requirement (run while the request is out) decides.
+      const copy = path.join(s.root, 'data-damaged');
+      fs.cpSync(s.dataDir, copy, { recursive: true });
+      const db = new Database(path.join(copy, 'authority.sqlite'));
+      db.prepare("UPDATE requirements SET canonical = CAST(CAST(canonical AS TEXT) || ' ' AS BLOB)").run();
+      db.close();
+      for (const host of HOSTS) {
+        const doc = expectBlock(await hook(s, hub.url, host, { dataDir: copy }), host);
+        assert.equal(doc.error, 'local store unavailable', host);
+        assert.equal(doc.next, null);
+      }
+      // The undamaged data dir, same Hub: an ordinary block.
+      const ok = expectBlock(await hook(s, hub.url, 'codex'), 'codex');
+      assert.equal(ok.error, undefined);
+    } finally {
+      await hub.stop();
+    }
+  });
+
   test('a relative or missing token file blocks as "token unavailable"', async () => {
     const s = adminSetup();
     checkpoint(s);

@@ -44,7 +44,7 @@ function checkedPlanDigest(digest: string, canonical: Buffer, stored: string): s
   return plan_digest;
 }
 
-function subjectIn(db: SqliteSnapshot, repository: string, profile: string, changeId: string): Subject {
+function subjectIn(db: SqliteSnapshot, repository: string, profile: string, changeId: string): UncheckedSubject {
   if (db.userVersion !== AUTHORITY_SCHEMA_VERSION) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
   const p = db.get('profiles', PROFILES, ['repository', 'profile'], [repository, profile]);
   if (!p) throw notFound(`no agent-task profile ${profile} for repository ${repository}`, 'PROFILE_NOT_FOUND');
@@ -56,8 +56,10 @@ function subjectIn(db: SqliteSnapshot, repository: string, profile: string, chan
   if (!req) throw localState(`installed requirement ${digest} is missing`, 'STORE_CORRUPT');
   const canonical = req.canonical;
   if (!Buffer.isBuffer(canonical)) throw corrupt('canonical');
-  const plan_digest = checkedPlanDigest(digest, canonical, text(req, 'plan_digest'));
-  return {
+  const plan_digest = text(req, 'plan_digest');
+  // The row's bytes belong to the snapshot, which ends with readSqlite's callback.
+  const kept = Buffer.from(canonical);
+  const subject: Subject = {
     repository: text(p, 'repository'),
     profile: text(p, 'profile'),
     target: text(p, 'target'),
@@ -69,6 +71,7 @@ function subjectIn(db: SqliteSnapshot, repository: string, profile: string, chan
     requirement_digest: digest,
     plan_digest,
   };
+  return { subject, check: () => void checkedPlanDigest(digest, kept, plan_digest) };
 }
 
 /**
@@ -76,6 +79,23 @@ function subjectIn(db: SqliteSnapshot, repository: string, profile: string, chan
  * owner-private directory holding the authority (nothing is created), at the current schema.
  */
 export function readCurrentSubject(dataDir: string, repository: string, profile: string, changeId: string): Subject {
+  const u = readCurrentSubjectUnchecked(dataDir, repository, profile, changeId);
+  u.check();
+  return u.subject;
+}
+
+/**
+ * A current subject read as readCurrentSubject reads it, whose plan digest is the stored one, and the
+ * check that the installed requirement's bytes give that digest and that plan (checkStoredRequirement:
+ * it throws STORE_CORRUPT otherwise). The subject may be used only once check() has passed; the Stop
+ * hook runs the check while its request is with the Hub, since nothing in the request waits for it.
+ */
+export interface UncheckedSubject {
+  readonly subject: Subject;
+  check(): void;
+}
+
+export function readCurrentSubjectUnchecked(dataDir: string, repository: string, profile: string, changeId: string): UncheckedSubject {
   assertPrivateDir(dataDir, 'data dir');
   const file = path.join(dataDir, AUTHORITY_FILE);
   const st = lstatOrUndefined(file);

@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { subjectToJson } from '../authority/plan.js';
-import { readCurrentSubject } from '../authority/read-only.js';
+import { readCurrentSubjectUnchecked, type UncheckedSubject } from '../authority/read-only.js';
 import type { Subject } from '../authority/types.js';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import { checkQualification, type NextStep, type Qualification } from '../contract/qualification-check.js';
@@ -166,12 +166,13 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   const token = guard('token', () => readTokenFile(input.tokenFile));
 
   // Existing-only: a missing data dir or authority blocks and is not created (the reader creates nothing).
-  const readSubject = (): Subject =>
+  const readSubject = (): UncheckedSubject =>
     guard('local_store', () => {
       if (!lstatOrUndefined(input.dataDir)?.isDirectory()) throw new Category('local_store');
-      return readCurrentSubject(input.dataDir, input.repository, input.profile, input.change);
+      return readCurrentSubjectUnchecked(input.dataDir, input.repository, input.profile, input.change);
     });
-  const subject = readSubject();
+  const first = readSubject();
+  const subject = first.subject;
   // The connection opens now, so that the handshake overlaps the first workspace read; the request
   // itself is sent only after that read, as the seed orders them.
   const hub = guard('service', () => new HubConnection({
@@ -190,9 +191,21 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     throw e;
   }
 
+  const pending = hub.call({ operation: 'qualification', subject: subjectToJson(subject) });
+  // A failure is read below, unless the local check ends the run first.
+  pending.catch(() => {});
+  // The installed requirement's integrity check (its bytes, its plan, the stored plan digest the request
+  // carries) needs nothing from the answer: it runs while the Hub works, and a failure still blocks
+  // as the local store's, whatever the Hub answers.
+  try {
+    guard('local_store', () => first.check());
+  } catch (e) {
+    hub.close();
+    throw e;
+  }
   let answer: JsonValue;
   try {
-    answer = await hub.call({ operation: 'qualification', subject: subjectToJson(subject) });
+    answer = await pending;
   } catch (e) {
     return errorVerdict(hubCategory(e));
   }
@@ -202,7 +215,9 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   if (q.revision !== subject.revision) return errorVerdict('malformed');
 
   const after = readWorkspace(input.dataDir, workspace);
-  const subjectAfter = readSubject();
+  const againRead = readSubject();
+  guard('local_store', () => againRead.check());
+  const subjectAfter = againRead.subject;
   return decide(input, subject, subjectAfter, before, after, q);
 }
 
