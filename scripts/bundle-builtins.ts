@@ -8,7 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export function useBuiltinsDirectly(file: string): void {
-  const text = fs.readFileSync(file, 'utf8').replace(/__toESM\(require\("(node:[a-z_/]+)"\)(?:, 1)?\)/g, 'require("$1")');
+  // A builtin comes from process.getBuiltinModule (Node 20.16+), not from require: the first public
+  // require of a builtin in a process runs the CommonJS loader's resolution and builds the builtin's
+  // ES module facade (about 0.15 ms for node:path in a cold process, against 0.05 ms).
+  const text = fs
+    .readFileSync(file, 'utf8')
+    .replace(/__toESM\(require\("(node:[a-z_/]+)"\)(?:, 1)?\)/g, 'require("$1")')
+    .replace(/\brequire\("(node:[a-z_/]+)"\)/g, '(process.getBuiltinModule?.("$1") ?? require("$1"))');
   const defaultUse = /\bimport_node_[a-z_]+\d*\.default\b/.exec(text);
   if (defaultUse) throw new Error(`${file}: a default import of a Node builtin (${defaultUse[0]}); use import * as`);
   fs.writeFileSync(file, text);
