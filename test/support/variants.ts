@@ -1,6 +1,8 @@
 // Variations of a valid wire document for the differential tests of the hand-written checks
-// (fast-mutations.test.ts, fast-collector-answers.test.ts): every member or element replaced by values
+// (fast-mutations.test.ts, fast-reads.test.ts, fast-collector-answers.test.ts): every member or element replaced by values
 // of every kind and edge, or removed, and an extra member added at every level.
+
+import assert from 'node:assert/strict';
 
 const H = (c: string) => c.repeat(64);
 
@@ -55,4 +57,36 @@ export function edgeVariants(base: Record<string, unknown>, edges: readonly unkn
   for (const p of paths(base)) for (const e of edges) out.push(withValue(base, p, e));
   for (const p of objects(base)) out.push(p.length === 0 ? { ...base, extra: 1 } : withValue(base, p, { ...(p.reduce<any>((o, k) => o[k], base) as object), extra: null })); // eslint-disable-line @typescript-eslint/no-explicit-any
   return out;
+}
+
+/** What a differential run of a hand-written check against its schema saw. */
+export interface Agreement {
+  readonly total: number;
+  readonly accepted: number;
+  readonly refusedBySchema: number;
+}
+
+/**
+ * Runs the hand-written check and the schema it stands in for over every document: whatever the check
+ * accepts, the schema must accept too, with an equal value (assert throws otherwise).
+ */
+export function fastAgreesWithSchema(
+  docs: Iterable<unknown>,
+  fast: (doc: unknown) => unknown,
+  schema: { safeParse(doc: unknown): { success: true; data: unknown } | { success: false } },
+): Agreement {
+  let total = 0;
+  let accepted = 0;
+  let refusedBySchema = 0;
+  for (const doc of docs) {
+    total++;
+    const f = fast(doc);
+    const z = schema.safeParse(doc);
+    if (!z.success) refusedBySchema++;
+    if (f === undefined) continue;
+    accepted++;
+    assert.ok(z.success, `fast path accepted what the schema refuses: ${JSON.stringify(doc, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))}`);
+    assert.deepStrictEqual(f, z.data);
+  }
+  return { total, accepted, refusedBySchema };
 }
