@@ -6,6 +6,23 @@ import assert from 'node:assert/strict';
 
 const H = (c: string) => c.repeat(64);
 
+/** A 64-character digest of one repeated character. */
+export const hex64 = H;
+
+/** A well-formed subject (SubjectSchema) for the wire documents of these tests. */
+export const SAMPLE_SUBJECT = {
+  repository: 'acme/demo',
+  profile: 'default',
+  target: 'main',
+  change_id: 'c1',
+  change_version: 3,
+  revision: H('a'),
+  context_digest: H('b'),
+  policy_epoch: 1,
+  requirement_digest: H('c'),
+  plan_digest: H('d'),
+};
+
 /** Values of every kind and edge; undefined removes the member. */
 export const EDGES: unknown[] = [
   undefined, // the key is removed

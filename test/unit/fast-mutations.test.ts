@@ -9,21 +9,10 @@ import { test } from 'node:test';
 import { parseStrictJson, type JsonValue } from '../../src/core/canonical/json.js';
 import { fastMutationRequest } from '../../src/core/contract/fast-mutations.js';
 import { MutationRequest } from '../../src/core/contract/mutations.js';
-import { edgeVariants, fastAgreesWithSchema } from '../support/variants.js';
+import { edgeVariants, fastAgreesWithSchema, hex64, SAMPLE_SUBJECT } from '../support/variants.js';
 
-const H = (c: string) => c.repeat(64);
-const subject = {
-  repository: 'acme/demo',
-  profile: 'default',
-  target: 'main',
-  change_id: 'c1',
-  change_version: 3,
-  revision: H('a'),
-  context_digest: H('b'),
-  policy_epoch: 1,
-  requirement_digest: H('c'),
-  plan_digest: H('d'),
-};
+const H = hex64;
+const subject = SAMPLE_SUBJECT;
 const binding = {
   request_id: 'r-1',
   task_id: 'task-1',
