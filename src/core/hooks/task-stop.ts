@@ -20,7 +20,7 @@ import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
 import { readTokenFile } from '../hub-client/answer.js';
 import { HubConnection } from '../hub-client/http1.js';
-import { scanWorkspace } from '../native/snapshot.js';
+import { readWorkspaceLater } from '../native/snapshot.js';
 import { readWorkspaceState, WORKSPACES_FILE, type WorkspaceState } from '../native/workspace-state.js';
 
 export const QUALIFICATION_TIMEOUT_MS = 30_000;
@@ -99,8 +99,8 @@ function guard<T>(category: ErrorCategory, f: () => T): T {
 
 interface WorkspaceRead {
   readonly state: WorkspaceState;
-  /** The revision the live files would have now. */
-  readonly live: string;
+  /** The revision the live files had when they were read (hashed on first use). */
+  live(): string;
 }
 
 /** One read of the workspace: its recorded state, then a complete read-only scan of its files. */
@@ -122,7 +122,8 @@ function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
       throw e;
     }
     if (!state) throw new Category('workspace');
-    return { state, live: scanWorkspace(real).revision };
+    const files = readWorkspaceLater(real);
+    return { state, live: () => guard('workspace', () => files.revision()) };
   });
 }
 
@@ -197,8 +198,10 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   // The installed requirement's integrity check (its bytes, its plan, the stored plan digest the request
   // carries) needs nothing from the answer: it runs while the Hub works, and a failure still blocks
   // as the local store's, whatever the Hub answers.
+  // So does hashing the files read before the request: the bytes are those of that read.
   try {
     guard('local_store', () => first.check());
+    before.live();
   } catch (e) {
     hub.close();
     throw e;
@@ -224,14 +227,14 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
 function decide(input: TaskStopInput, subject: Subject, subjectAfter: Subject, before: WorkspaceRead, after: WorkspaceRead, q: Qualification): StopVerdict {
   const local: LocalCode[] = [];
   if (canonicalJson(subjectToJson(subject)) !== canonicalJson(subjectToJson(subjectAfter))) local.push('subject_changed');
-  if (!sameState(before.state, after.state) || before.live !== after.live) local.push('changed_during_run');
+  if (!sameState(before.state, after.state) || before.live() !== after.live()) local.push('changed_during_run');
   const s = after.state;
   if (s.status !== 'ready') local.push('workspace_not_ready');
   if (s.pending_operation !== null) local.push('pending_operation');
   // The recorded state and the status of its last scan must describe the same base.
   if (s.base_revision === null || s.last_scan_revision !== s.base_revision) local.push('state_status_disagree');
   if (s.change_id !== input.change || s.repository !== input.repository) local.push('workspace_other_change');
-  if (after.live !== s.base_revision || before.live !== before.state.base_revision) local.push('workspace_dirty');
+  if (after.live() !== s.base_revision || before.live() !== before.state.base_revision) local.push('workspace_dirty');
   if (s.base_revision !== q.revision) local.push('base_not_subject_revision');
 
   const failures = q.failures.map((f) => ({ task_id: f.task_id, code: f.code }));

@@ -113,8 +113,16 @@ interface ScannedFile extends ManifestEntry {
  */
 const SMALL_WORKSPACE_BYTES = 256 * 1024;
 
-/** Hashes the listed files without writing anything: the read-only half of a checkpoint. */
-function scan(root: string, files: readonly string[]): ScannedFile[] {
+/** A listed file as read: its entry's fields but the digest, and its bytes (or link target text). */
+interface ReadFile {
+  readonly path: string;
+  readonly mode: number;
+  readonly bytes: Buffer;
+  readonly source: ScannedFile['source'];
+}
+
+/** Checks and stats the listed files, then reads each: the read-only half of a checkpoint, unhashed. */
+function readFiles(root: string, files: readonly string[], each: (f: ReadFile) => void): number {
   const stats: fs.Stats[] = [];
   let total = 0;
   for (const rel of files) {
@@ -129,32 +137,61 @@ function scan(root: string, files: readonly string[]): ScannedFile[] {
   }
   // A small workspace (what a Stop hook scans on every stop) hashes without node:crypto; see above.
   if (total > SMALL_WORKSPACE_BYTES) nodeCrypto();
-  const out: ScannedFile[] = [];
   files.forEach((rel, i) => {
     const abs = path.join(root, rel);
     if (stats[i]!.isSymbolicLink()) {
       const target = checkedLinkTarget(root, rel);
-      const bytes = Buffer.from(target, 'utf8');
-      out.push({ path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: sha256Hex(bytes), source: { kind: 'link', target } });
+      each({ path: rel, mode: MODE_SYMLINK, bytes: Buffer.from(target, 'utf8'), source: { kind: 'link', target } });
       return;
     }
-    const bytes = fs.readFileSync(abs);
-    out.push({
-      path: rel,
-      mode: (stats[i]!.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE,
-      size: bytes.length,
-      sha256: sha256Hex(bytes),
-      source: { kind: 'file', abs },
-    });
+    each({ path: rel, mode: (stats[i]!.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE, bytes: fs.readFileSync(abs), source: { kind: 'file', abs } });
   });
+  return total;
+}
+
+const hashed = (f: ReadFile): ScannedFile => ({ path: f.path, mode: f.mode, size: f.bytes.length, sha256: sha256Hex(f.bytes), source: f.source });
+
+/** Hashes the listed files without writing anything: the read-only half of a checkpoint. */
+function scan(root: string, files: readonly string[]): ScannedFile[] {
+  const out: ScannedFile[] = [];
+  // One file's bytes at a time.
+  readFiles(root, files, (f) => out.push(hashed(f)));
   return out;
 }
 
+const revisionOfScan = (scanned: readonly ScannedFile[]): { manifest: Manifest; revision: string } => {
+  const manifest: Manifest = { version: 1, entries: scanned.map(({ path: p, mode, size, sha256 }) => ({ path: p, mode, size, sha256 })) };
+  return { manifest, revision: revisionOf(manifest) };
+};
+
 /** The manifest and revision the workspace would have now, computed read-only (used by Stop hooks). */
 export function scanWorkspace(root: string): { manifest: Manifest; revision: string } {
-  const entries = scan(root, listWorkspaceFiles(root)).map(({ path: p, mode, size, sha256 }) => ({ path: p, mode, size, sha256 }));
-  const manifest: Manifest = { version: 1, entries };
-  return { manifest, revision: revisionOf(manifest) };
+  return revisionOfScan(scan(root, listWorkspaceFiles(root)));
+}
+
+/**
+ * Reads the workspace now, as scanWorkspace does, and leaves the hashing for later: revision() gives
+ * what scanWorkspace would have given at the moment of the read. A Stop hook reads before its request
+ * and hashes while the Hub works. A workspace over SMALL_WORKSPACE_BYTES is hashed at once (one
+ * file's bytes at a time, as scanWorkspace), so that deferring never holds a large one in memory.
+ */
+export function readWorkspaceLater(root: string): { revision(): string } {
+  const files = listWorkspaceFiles(root);
+  const read: ReadFile[] = [];
+  const now: ScannedFile[] = [];
+  let total = 0;
+  readFiles(root, files, (f) => {
+    total += f.bytes.length;
+    if (total > SMALL_WORKSPACE_BYTES || now.length > 0) {
+      // Too large to keep: hash what was kept and everything from here on, as it is read.
+      for (const k of read.splice(0)) now.push(hashed(k));
+      now.push(hashed(f));
+    } else read.push(f);
+  });
+  let revision: string | undefined;
+  return {
+    revision: () => (revision ??= revisionOfScan(now.length > 0 ? now : read.map(hashed)).revision),
+  };
 }
 
 /**
