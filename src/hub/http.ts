@@ -16,7 +16,9 @@
 //   Requests on one connection are answered in order, one at a time (a pipelined request waits in the
 //   buffer).
 // - A body the handler does not read, or refuses as too large, is read and dropped (so that the client
-//   sees the answer rather than a reset) up to 1 MiB, then the connection is cut.
+//   sees the answer rather than a reset) up to 1 MiB, then the connection is cut. A handler asks for
+//   the body before it returns; until then at most 64 KiB of it is kept. Bytes of further requests
+//   sent while one waits for its answer are read at most 16 KiB ahead (the socket pauses meanwhile).
 // - Time limits, checked every second: the head within 10 s of its first byte and the whole request
 //   within 30 s (else 408 and close), and an idle connection closes after 5 s.
 //
@@ -27,6 +29,8 @@ import * as net from 'node:net';
 export const MAX_HEAD_BYTES = 16 * 1024;
 const MAX_CHUNK_LINE = 4 * 1024;
 const DISCARD_MAX_BYTES = 1024 * 1024;
+/** Body bytes kept before a handler has asked for the body (then it sets its own bound). */
+const UNASKED_MAX_BYTES = 64 * 1024;
 
 export interface Limits {
   readonly headersTimeoutMs: number;
@@ -307,6 +311,9 @@ class Connection {
   private onData(c: Buffer): void {
     if (this.closed) return;
     if (c.length > 0) this.buf = this.buf.length === 0 ? c : Buffer.concat([this.buf, c]);
+    // A client that sends its next requests while one waits for its answer is read no further than a
+    // head's worth ahead: the socket pauses until the answer is out.
+    if (this.head !== undefined && this.bodyDone && this.buf.length > MAX_HEAD_BYTES && !this.socket.isPaused()) this.socket.pause();
     this.pumping = true;
     try {
       this.pump();
@@ -364,8 +371,8 @@ class Connection {
     this.dechunker = head.length < 0 ? new Dechunker() : undefined;
     this.remaining = head.length < 0 ? 0 : head.length;
     this.bodyDone = head.length === 0;
-    // A body that came with its head is taken now, so that the handler finds it ready.
-    if (head.length > 0 && this.buf.length >= head.length) this.takeBody();
+    // A small body that came with its head is taken now, so that the handler finds it ready.
+    if (head.length > 0 && head.length <= UNASKED_MAX_BYTES && this.buf.length >= head.length) this.takeBody();
     const self = this;
     const ex: Exchange = {
       method: head.method,
@@ -423,7 +430,9 @@ class Connection {
       return;
     }
     this.received += b.length;
-    if (this.received > this.limit) {
+    // Until the handler asks for the body (the Hub's does before it returns), at most what any request
+    // of the Hub may carry in its head's company is kept; the rest goes as a refused body would.
+    if (this.received > (this.bodyAsked ? this.limit : UNASKED_MAX_BYTES)) {
       this.drop();
       const d = this.deliver;
       this.deliver = undefined;
@@ -469,6 +478,7 @@ class Connection {
       this.closed = true;
       return;
     }
+    if (this.socket.isPaused()) this.socket.resume();
     // A request that waited in the buffer: parsed now (inside pump, its loop goes on by itself).
     if (!this.pumping && this.buf.length > 0) queueMicrotask(() => this.onData(Buffer.alloc(0)));
   }

@@ -169,6 +169,33 @@ describe('the Hub HTTP server', () => {
     assert.ok(big.closed);
   });
 
+  test('a body nobody asked for is not kept; pipelined requests behind a slow one, then junk, are answered in order', async () => {
+    // The handler answers later without asking for the body (as an error answer that waits for a sync
+    // does): past 64 KiB the body is dropped, and past 1 MiB of dropping the connection is cut.
+    const port = await serve((ex) => {
+      if (ex.url === '/late') setTimeout(() => ex.answer(401, '{}'), 300);
+      else void ex.body(16).then((b) => ex.answer(200, JSON.stringify({ body: b?.toString() ?? null })));
+    });
+    const flood = await talk(port, [`POST /late HTTP/1.1\r\nContent-Length: ${8 * 1024 * 1024}\r\n\r\n`, ...Array.from({ length: 64 }, () => Buffer.alloc(64 * 1024, 0x61))], { waitMs: 3000 });
+    assert.ok(flood.closed, 'cut once 1 MiB was dropped');
+    // Pipelined requests behind one whose answer waits: answered in order once it is out, with a
+    // megabyte of further bytes sent meanwhile (the server pauses the socket rather than buffer them:
+    // not observable here), which are then refused as a head too large.
+    const slow = await serve(async (ex) => {
+      const b = await ex.body(1 << 20);
+      if (ex.url === '/first') await new Promise((r) => setTimeout(r, 200));
+      ex.answer(200, JSON.stringify({ url: ex.url, n: b?.length ?? -1 }));
+    });
+    const junk = 'x'.repeat(1024 * 1024);
+    const piped = await talk(slow, ['POST /first HTTP/1.1\r\nContent-Length: 1\r\n\r\na', 'POST /second HTTP/1.1\r\nContent-Length: 2\r\n\r\nbc', junk], { waitMs: 2000 });
+    const got = bodies(piped.text).map((b) => JSON.parse(b));
+    assert.deepEqual(got.slice(0, 2), [{ url: '/first', n: 1 }, { url: '/second', n: 2 }]);
+    assert.deepEqual(statuses(piped.text).slice(2), [431], 'the junk is not a request');
+    // The server still answers.
+    const after = await talk(port, [post('ok')]);
+    assert.deepEqual(statuses(after.text), [200]);
+  });
+
   test('malformed requests are 400 (or 431, 501, 505) and close the connection; a handler never sees them', async () => {
     let seen = 0;
     const port = await serve(async (ex) => {
