@@ -25,6 +25,7 @@
 // Answers are always `application/json` with Content-Length, in one write.
 
 import * as net from 'node:net';
+import { HTTP_CONTENT_LENGTH, HTTP_TOKEN } from '../core/ascii-pattern.js';
 
 export const MAX_HEAD_BYTES = 16 * 1024;
 const MAX_CHUNK_LINE = 4 * 1024;
@@ -70,19 +71,6 @@ const REASONS: Record<number, string> = {
 };
 
 const UNIQUE = new Set(['content-length', 'transfer-encoding', 'authorization', 'content-type', 'host']);
-
-/** tchar of RFC 9110, as a table over the ASCII codes. */
-const TCHAR = new Uint8Array(128);
-for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[c.charCodeAt(0)] = 1;
-
-const isToken = (s: string): boolean => {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 128 || TCHAR[c] === 0) return false;
-  }
-  return true;
-};
 
 /** A field value: visible characters, spaces, tabs and obs-text; no other control character. */
 const isFieldValue = (s: string): boolean => {
@@ -141,7 +129,7 @@ function parseHead(text: string): Head {
   const requestLine = lines[first] ?? '';
   for (const l of lines) if (l.includes('\r') || l.includes('\n')) throw new HttpFault(400, 'bad_request', 'malformed HTTP request: a line not ended by CRLF');
   const parts = requestLine.split(' ');
-  if (parts.length !== 3 || !isToken(parts[0]!) || !isTarget(parts[1]!)) throw new HttpFault(400, 'bad_request', 'malformed HTTP request line');
+  if (parts.length !== 3 || !HTTP_TOKEN.test(parts[0]!) || !isTarget(parts[1]!)) throw new HttpFault(400, 'bad_request', 'malformed HTTP request line');
   const version = parts[2]!;
   if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') {
     if (/^HTTP\/[0-9]\.[0-9]$/.test(version)) throw new HttpFault(505, 'http_version_not_supported', 'this server speaks HTTP/1.1');
@@ -153,7 +141,7 @@ function parseHead(text: string): Head {
     const colon = line.indexOf(':');
     if (colon <= 0) throw new HttpFault(400, 'bad_request', 'malformed HTTP header line');
     const name = line.slice(0, colon);
-    if (!isToken(name)) throw new HttpFault(400, 'bad_request', 'malformed HTTP header name');
+    if (!HTTP_TOKEN.test(name)) throw new HttpFault(400, 'bad_request', 'malformed HTTP header name');
     const value = trimOws(line, colon + 1);
     if (!isFieldValue(value)) throw new HttpFault(400, 'bad_request', 'malformed HTTP header value');
     const key = name.toLowerCase();
@@ -171,7 +159,7 @@ function parseHead(text: string): Head {
     if (te.toLowerCase() !== 'chunked') throw new HttpFault(501, 'not_implemented', 'only the chunked transfer coding is understood');
     length = -1;
   } else if (cl !== undefined) {
-    if (!/^[0-9]{1,15}$/.test(cl)) throw new HttpFault(400, 'bad_request', 'malformed Content-Length');
+    if (!HTTP_CONTENT_LENGTH.test(cl)) throw new HttpFault(400, 'bad_request', 'malformed Content-Length');
     length = Number(cl);
   }
   const connection = (headers.connection ?? '').toLowerCase().split(',').map((t) => t.trim());

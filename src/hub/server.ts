@@ -1,6 +1,6 @@
-// The reference Hub's HTTP facade (its HTTP/1.1 framing is http.ts). One process, one authority connection; better-sqlite3
-// is synchronous, so each read runs to completion on the event loop with a consistent view. Journal
-// writes are group-committed (batch.ts): answered only after the batch's COMMIT.
+// The reference Hub's HTTP facade (its HTTP/1.1 framing is http.ts). One process, one authority
+// connection; better-sqlite3 is synchronous, so each read runs to completion on the event loop with a
+// consistent view. Journal writes are group-committed (batch.ts): answered only after the batch's COMMIT.
 //
 //   GET  /v1/hub/health                                                   storage ping, no auth
 //   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks

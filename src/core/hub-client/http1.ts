@@ -16,7 +16,7 @@
 // lookup), the request goes through node:net, loaded only then: same bytes, same checks.
 
 import * as fs from 'node:fs';
-import { AsciiRun } from '../ascii-pattern.js';
+import { HTTP_CONTENT_LENGTH, HTTP_TOKEN } from '../ascii-pattern.js';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import {
   answerTooLarge, decodeAnswer, DEFAULT_ANSWER_MAX_BYTES, errorFromAnswer, fail, isIpv4Literal, operationPath, parseEndpoint, requestHeaders,
@@ -27,9 +27,7 @@ import {
 export const MAX_HEAD_BYTES = 16 * 1024;
 
 const malformed = (why: string) => fail('HUB_MALFORMED', 'BAD_HTTP', `the Hub answer is not valid HTTP/1.1 (${why})`);
-/** A header field name (RFC 9110 token): /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/. */
-export const TOKEN = new AsciiRun("!#$%&'*+.^_`|~0-9A-Za-z-", 1, Infinity);
-export const CONTENT_LENGTH = new AsciiRun('0-9', 1, 15);
+export { HTTP_CONTENT_LENGTH as CONTENT_LENGTH, HTTP_TOKEN as TOKEN } from '../ascii-pattern.js';
 
 /** The status code of a status line as /^HTTP\/1\.[01] ([1-5][0-9]{2})(?: [^\r\n\0]*)?$/ reads it; undefined if it does not match. */
 export function statusLineCode(line: string): number | undefined {
@@ -89,7 +87,7 @@ function parseHead(buf: Buffer): Head | undefined {
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon) : '';
-    if (!TOKEN.test(name) || hasCrLfNul(line)) throw malformed('header line');
+    if (!HTTP_TOKEN.test(name) || hasCrLfNul(line)) throw malformed('header line');
     const key = name.toLowerCase();
     const value = line.slice(colon + 1).trim();
     const prev = headers.get(key);
@@ -108,7 +106,7 @@ function framing(head: Head): { kind: 'length'; length: number } | { kind: 'chun
     return { kind: 'chunked' };
   }
   if (cl !== undefined) {
-    if (!CONTENT_LENGTH.test(cl)) throw malformed('content-length');
+    if (!HTTP_CONTENT_LENGTH.test(cl)) throw malformed('content-length');
     return { kind: 'length', length: Number(cl) };
   }
   return { kind: 'close' };
