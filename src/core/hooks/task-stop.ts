@@ -197,8 +197,8 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   pending.catch(() => {});
   // The installed requirement's integrity check (its bytes, its plan, the stored plan digest the request
   // carries) needs nothing from the answer: it runs while the Hub works, and a failure still blocks
-  // as the local store's, whatever the Hub answers.
-  // So does hashing the files read before the request: the bytes are those of that read.
+  // as the local store's, whatever the Hub answers. Hashing the workspace files read before the
+  // request runs here too: the bytes hashed are those of that read.
   try {
     guard('local_store', () => first.check());
     before.live();
