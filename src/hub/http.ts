@@ -238,7 +238,6 @@ class Connection {
   /** When the request in progress began (its first byte), and when the connection last went idle. */
   requestStart = 0;
   idleSince: number;
-  headDone = false;
   closed = false;
 
   constructor(
@@ -271,6 +270,11 @@ class Connection {
 
   get busy(): boolean {
     return this.head !== undefined || this.buf.length > 0;
+  }
+
+  /** Whether the request in progress has its head parsed. */
+  get headDone(): boolean {
+    return this.head !== undefined;
   }
 
   /** Whether a request is being received (its head or body incomplete): what the time limits cover. */
@@ -347,7 +351,6 @@ class Connection {
 
   private start(head: Head): void {
     this.head = head;
-    this.headDone = true;
     this.answered = false;
     this.bodyAsked = false;
     this.dropping = false;
@@ -457,7 +460,6 @@ class Connection {
   private next(): void {
     if (this.head === undefined || this.closed) return;
     this.head = undefined;
-    this.headDone = false;
     this.requestStart = 0;
     this.idleSince = Date.now();
     this.chunks = [];

@@ -1,5 +1,5 @@
-// The read-only workspace scan (src/core/native/snapshot.ts scanWorkspace, and readWorkspaceLater, which
-// reads at once and hashes later): file digests and the
+// The read-only workspace scan (src/core/native/snapshot.ts readWorkspaceLater, which reads at once and
+// hashes later): file digests and the
 // revision against node:crypto and the digest rule written out independently, for a small workspace
 // (hashed without node:crypto) and one past the size where the scan loads node:crypto first.
 
@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { DOMAINS } from '../../src/core/crypto/digest.js';
-import { readWorkspaceLater, scanWorkspace } from '../../src/core/native/snapshot.js';
+import { readWorkspaceLater } from '../../src/core/native/snapshot.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
 const roots: string[] = [];
@@ -50,7 +50,7 @@ for (const [name, bigSize] of [['small', 3000], ['large (past the size that load
       'empty': Buffer.alloc(0),
     };
     const root = workspace(files);
-    const got = scanWorkspace(root);
+    const got = readWorkspaceLater(root).scanned();
     const want = expected(files);
     assert.deepEqual(got.manifest.entries, want.entries);
     assert.equal(got.revision, want.revision);
@@ -59,8 +59,8 @@ for (const [name, bigSize] of [['small', 3000], ['large (past the size that load
     const later = readWorkspaceLater(root);
     fs.writeFileSync(path.join(root, 'README.md'), '# changed after the read\n');
     fs.writeFileSync(path.join(root, 'new.txt'), 'added after the read\n');
-    assert.equal(later.revision(), want.revision);
-    assert.equal(later.revision(), want.revision, 'the same on a second call');
-    assert.notEqual(readWorkspaceLater(root).revision(), want.revision, 'a new read sees the changes');
+    assert.equal(later.scanned().revision, want.revision);
+    assert.equal(later.scanned().revision, want.revision, 'the same on a second call');
+    assert.notEqual(readWorkspaceLater(root).scanned().revision, want.revision, 'a new read sees the changes');
   });
 }

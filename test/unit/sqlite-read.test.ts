@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { readCurrentSubject } from '../../src/core/authority/read-only.js';
+import { readCurrentSubjectUnchecked } from '../../src/core/authority/read-only.js';
 import { Authority, initAuthority } from '../../src/core/authority/store.js';
 import { decodeRequirement } from '../../src/core/contract/requirement.js';
 import { AgentscmError } from '../../src/core/errors.js';
@@ -325,9 +325,11 @@ test('the stores\' read-only readers return what the better-sqlite3 store return
   const ro = Authority.open(dataDir, { readonly: true });
   const want = ro.currentSubject('acme/demo', 'default', 'c1');
   ro.close();
-  assert.deepEqual(readCurrentSubject(dataDir, 'acme/demo', 'default', 'c1'), want);
+  const read = readCurrentSubjectUnchecked(dataDir, 'acme/demo', 'default', 'c1');
+  read.check();
+  assert.deepEqual(read.subject, want);
   assert.equal(want.change_version, 2);
-  assert.throws(() => readCurrentSubject(dataDir, 'acme/demo', 'default', 'c2'), (e: unknown) => e instanceof AgentscmError && e.code === 'CHANGE_NOT_FOUND');
+  assert.throws(() => readCurrentSubjectUnchecked(dataDir, 'acme/demo', 'default', 'c2'), (e: unknown) => e instanceof AgentscmError && e.code === 'CHANGE_NOT_FOUND');
 
   const w = openWorkspacesForWrite(dataDir);
   const row = w.prepare('SELECT * FROM workspaces').get();

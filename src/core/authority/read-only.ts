@@ -76,19 +76,11 @@ function subjectIn(db: SqliteSnapshot, repository: string, profile: string, chan
 
 /**
  * The current subject of a Change under a profile, read-only: the data dir must be an existing
- * owner-private directory holding the authority (nothing is created), at the current schema.
- */
-export function readCurrentSubject(dataDir: string, repository: string, profile: string, changeId: string): Subject {
-  const u = readCurrentSubjectUnchecked(dataDir, repository, profile, changeId);
-  u.check();
-  return u.subject;
-}
-
-/**
- * A current subject read as readCurrentSubject reads it, whose plan digest is the stored one, and the
- * check that the installed requirement's bytes give that digest and that plan (checkStoredRequirement:
- * it throws STORE_CORRUPT otherwise). The subject may be used only once check() has passed; the Stop
- * hook runs the check while its request is with the Hub, since nothing in the request waits for it.
+ * owner-private directory holding the authority (nothing is created), at the current schema. Its plan
+ * digest is the stored one; check() verifies that the installed requirement's bytes give that digest
+ * and that plan (checkStoredRequirement: it throws STORE_CORRUPT otherwise). The subject may be used
+ * only once check() has passed; the Stop hook runs the check while its request is with the Hub, since
+ * nothing in the request waits for it.
  */
 export interface UncheckedSubject {
   readonly subject: Subject;

@@ -123,7 +123,7 @@ function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
     }
     if (!state) throw new Category('workspace');
     const files = readWorkspaceLater(real);
-    return { state, live: () => guard('workspace', () => files.revision()) };
+    return { state, live: () => guard('workspace', () => files.scanned().revision) };
   });
 }
 

@@ -164,18 +164,13 @@ const revisionOfScan = (scanned: readonly ScannedFile[]): { manifest: Manifest; 
   return { manifest, revision: revisionOf(manifest) };
 };
 
-/** The manifest and revision the workspace would have now, computed read-only (used by Stop hooks). */
-export function scanWorkspace(root: string): { manifest: Manifest; revision: string } {
-  return revisionOfScan(scan(root, listWorkspaceFiles(root)));
-}
-
 /**
- * Reads the workspace now, as scanWorkspace does, and leaves the hashing for later: revision() gives
- * what scanWorkspace would have given at the moment of the read. A Stop hook reads before its request
- * and hashes while the Hub works. A workspace over SMALL_WORKSPACE_BYTES is hashed at once (one
- * file's bytes at a time, as scanWorkspace), so that deferring never holds a large one in memory.
+ * Reads the workspace now, read-only, and leaves the hashing for later: scanned() gives the manifest and
+ * revision of the bytes as they were read. A Stop hook reads before its request and hashes while the
+ * Hub works. A workspace over SMALL_WORKSPACE_BYTES is hashed as it is read (one file's bytes at a
+ * time, as a checkpoint's scan), so that deferring never holds a large one in memory.
  */
-export function readWorkspaceLater(root: string): { revision(): string } {
+export function readWorkspaceLater(root: string): { scanned(): { manifest: Manifest; revision: string } } {
   const files = listWorkspaceFiles(root);
   const read: ReadFile[] = [];
   const now: ScannedFile[] = [];
@@ -188,9 +183,9 @@ export function readWorkspaceLater(root: string): { revision(): string } {
       now.push(hashed(f));
     } else read.push(f);
   });
-  let revision: string | undefined;
+  let result: { manifest: Manifest; revision: string } | undefined;
   return {
-    revision: () => (revision ??= revisionOfScan(now.length > 0 ? now : read.map(hashed)).revision),
+    scanned: () => (result ??= revisionOfScan(now.length > 0 ? now : read.map(hashed))),
   };
 }
 
