@@ -113,22 +113,34 @@ export function retainedTask(j: Journal, taskId: string): RetainedTask | undefin
     | { task_id: string; task_digest: string; canonical: Buffer }
     | undefined;
   if (!row) return undefined;
-  return j.decodeOnce(`task\0${row.task_id}\0${row.task_digest}`, row.canonical, (canonical): RetainedTask => {
-    const b = parseStrictJson(canonical, { maxBytes: 1 << 20, what: 'retained task' }) as Record<string, JsonValue>;
-    // The stored bytes must still hash to the stored digest: an integrity check before any use.
-    if (domainDigest(DOMAINS.task, canonical) !== row.task_digest) throw new HubError(500, 'journal_integrity', 'a retained task does not match its digest');
-    const step = {
-      id: b.step_id,
-      skill: b.skill,
-      action_class: b.action_class,
-      required: b.required,
-      depends_on: b.depends_on,
-      summary: b.summary,
-      criteria: b.criteria,
-      references: b.references,
-    } as unknown as RequirementStep;
-    return { task_id: row.task_id, task_digest: row.task_digest, subject: b.subject as unknown as Subject, step };
-  });
+  return j.decodeOnce(retainedKey(row.task_id, row.task_digest), row.canonical, (canonical) => decodeRetainedTask(row.task_id, row.task_digest, canonical));
+}
+
+/**
+ * Decodes, before its claim's batch runs, what retainedTask will decode from the row that claim writes
+ * (the task's own canonical bytes): its later heartbeat and result then find it decoded.
+ */
+export function predecodeRetainedTask(j: Journal, task: Task): void {
+  j.decodeOnce(retainedKey(task.task_id, task.task_digest), task.canonical, (canonical) => decodeRetainedTask(task.task_id, task.task_digest, canonical));
+}
+
+const retainedKey = (taskId: string, taskDigest: string): string => `task\0${taskId}\0${taskDigest}`;
+
+function decodeRetainedTask(taskId: string, taskDigest: string, canonical: Buffer): RetainedTask {
+  const b = parseStrictJson(canonical, { maxBytes: 1 << 20, what: 'retained task' }) as Record<string, JsonValue>;
+  // The stored bytes must still hash to the stored digest: an integrity check before any use.
+  if (domainDigest(DOMAINS.task, canonical) !== taskDigest) throw new HubError(500, 'journal_integrity', 'a retained task does not match its digest');
+  const step = {
+    id: b.step_id,
+    skill: b.skill,
+    action_class: b.action_class,
+    required: b.required,
+    depends_on: b.depends_on,
+    summary: b.summary,
+    criteria: b.criteria,
+    references: b.references,
+  } as unknown as RequirementStep;
+  return { task_id: taskId, task_digest: taskDigest, subject: b.subject as unknown as Subject, step };
 }
 
 function retainTask(j: Journal, task: Task, now: number): void {
@@ -485,7 +497,11 @@ export function checkCriteria(step: RequirementStep, a: TaskResultAssertion): vo
   }
 }
 
-export function submitResult(journal: Journal, authority: Authority, actor: TokenActor, scope: Scope, a: TaskResultAssertion, digest: string, now: number): JsonValue {
+/** The bytes an assertion is retained as: its canonical form (sorted keys). */
+export const assertionBody = (a: TaskResultAssertion): Buffer => Buffer.from(canonicalSortedJson(a as unknown as JsonValue), 'utf8');
+
+/** `body` is assertionBody(a), which depends only on the request: computed before the batch. */
+export function submitResult(journal: Journal, authority: Authority, actor: TokenActor, scope: Scope, a: TaskResultAssertion, digest: string, body: Buffer, now: number): JsonValue {
   return journal.immediate((): JsonValue => {
       const replay = retainedOutcome(journal, actor, 'result', a.request_id, digest);
       if (replay) return replay;
@@ -533,7 +549,7 @@ export function submitResult(journal: Journal, authority: Authority, actor: Toke
       journal.stmt(
           'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
-        .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, Buffer.from(canonicalSortedJson(a as unknown as JsonValue), 'utf8'), now);
+        .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, body, now);
       const updated = updateAttempt(journal, attempt, { state: 'finished', outcome, outcome_code: code, updated_at: now });
       const retained = { trust_class: a.trust_class, asserted_outcome: a.outcome, observation_digest: obsDigest, passing: false };
       const answer = mutationAnswer(journal, 'result', a.request_id, digest, updated, { retained });

@@ -19,7 +19,7 @@ import { handleRead, type Scope } from './reads.js';
 import { MUTATION_OPERATIONS, MutationRequest } from '../core/contract/mutations.js';
 import { fastMutationRequest } from '../core/contract/fast-mutations.js';
 import { fastReadRequest } from '../core/contract/fast-reads.js';
-import { handleMutation, type MutationContext } from './mutations.js';
+import { handleMutation, prepareMutation, type MutationContext } from './mutations.js';
 import { openJournalForWrite } from './journal.js';
 import { COLLECTOR_OPERATIONS, CollectorRequest } from '../core/contract/collector.js';
 import { TRANSFER_MAX_BYTES } from '../core/collector/transfer.js';
@@ -264,7 +264,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         }
         // recovery is a read: it answers from committed rows at once.
         if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx, sameTurn), scope, req, doc));
-        else state.commits.submit(() => handleMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
+        else state.commits.submit(prepareMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
       // As for mutations: the common valid reads by hand, everything else by the schema.
