@@ -39,7 +39,7 @@ test('the SHA-256 of short inputs (WebAssembly and JavaScript) equals node:crypt
   // 140,000 bytes do not fit the WebAssembly module's memory: sha256 falls back to JavaScript there.
   const data = new Uint8Array(140_000);
   for (let i = 0; i < data.length; i++) data[i] = (i * 131 + (i >> 8) * 7) & 0xff;
-  const lengths = [...Array.from({ length: 200 }, (_, i) => i), 1000, 4095, 4096, 65_535, SMALL_INPUT_BYTES, SMALL_INPUT_BYTES + 1, 70_000, 140_000];
+  const lengths = [...Array.from({ length: 200 }, (_, i) => i), 1000, 4095, 4096, 65_535, 65_536, 65_537, SMALL_INPUT_BYTES, SMALL_INPUT_BYTES + 1, 70_000, 140_000];
   for (const n of lengths) {
     const bytes = data.subarray(0, n);
     const want = createHash('sha256').update(bytes).digest('hex');
@@ -50,6 +50,11 @@ test('the SHA-256 of short inputs (WebAssembly and JavaScript) equals node:crypt
     const head = Buffer.concat([Buffer.from(DOMAINS.receipt, 'ascii'), Buffer.from([0]), Buffer.alloc(8)]);
     head.writeBigUInt64BE(BigInt(n), head.length - 8);
     assert.equal(domainDigest(DOMAINS.receipt, bytes), createHash('sha256').update(head).update(bytes).digest('hex'), `domainDigest, length ${n}`);
+    // A view into a larger buffer (node:crypto's one-shot hash up to 64 KiB copies it, beyond it streams).
+    const view = data.subarray(3, 3 + Math.min(n, data.length - 3));
+    const viewHead = Buffer.from(head);
+    viewHead.writeBigUInt64BE(BigInt(view.length), head.length - 8);
+    assert.equal(domainDigestBytes(DOMAINS.receipt, view).toString('hex'), createHash('sha256').update(viewHead).update(view).digest('hex'), `view, length ${view.length}`);
   }
   assert.equal(sha256Hex('é'), createHash('sha256').update('é', 'utf8').digest('hex'));
 });

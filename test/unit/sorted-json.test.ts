@@ -29,6 +29,10 @@ test('canonicalSortedJson is canonicalJson of the key-sorted copy', () => {
     {},
     { b: 1, a: 2, c: { y: [3, { q: 'x', p: 'y' }], x: null } },
     { '\u{1F600}': 1, '\uFFFD': 2, é: 3, z: 4, Z: 5, '': 6 },
+    // Snake-case keys only (the shortcut), and one other key among them (the full checks).
+    { b_1: 1, b1: 2, b: 3, _a: 4, a_: 5, a__b: 6, zz: { y_2: [], y_10: null } },
+    { b_1: 1, b1: 2, B: 3, a: { c: 1, 'd-e': 2 } },
+    JSON.parse('{"z":1,"__proto__":2,"a_b":3}') as JsonValue,
     { operation: 'claim', request_id: 'r', subject: { repository: 'acme/demo', profile: 'default', change_version: 1 }, executor_id: null, fence: 9007199254740993n },
     nullProto,
     protoMember,

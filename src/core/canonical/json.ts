@@ -374,6 +374,8 @@ export function outputJson(value: unknown): string {
 }
 
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
+/** A key JSON.stringify writes as itself between quotes, never an array index, ASCII only. */
+const SIMPLE_KEY = /^[a-z_][a-z0-9_]*$/;
 
 /**
  * canonicalJson of a deep copy of value whose object keys are in UTF-8 byte order (compareUtf8), in one
@@ -409,17 +411,28 @@ function sortedPlain(v: JsonValue): string | undefined {
       }
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) return undefined;
-      const keys = Object.keys(v).sort(compareUtf8);
+      const keys = Object.keys(v);
+      // The contract's own keys (snake_case ASCII) need neither escaping nor compareUtf8: for ASCII,
+      // the default sort's UTF-16 order is byte order. An object with any other key takes the checks.
+      let simple = true;
+      for (let i = 0; i < keys.length; i++) {
+        if (!SIMPLE_KEY.test(keys[i]!) || keys[i] === '__proto__') {
+          simple = false;
+          break;
+        }
+      }
+      if (simple) keys.sort();
+      else keys.sort(compareUtf8);
       let out = '{';
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]!;
         // A "__proto__" member is data here but not in the copy: the copy path decides.
-        if (ARRAY_INDEX.test(k) || k === '__proto__' || !k.isWellFormed()) return undefined;
+        if (!simple && (ARRAY_INDEX.test(k) || k === '__proto__' || !k.isWellFormed())) return undefined;
         const member = v[k];
         if (member === undefined) return undefined;
         const e = sortedPlain(member);
         if (e === undefined) return undefined;
-        out += (i > 0 ? ',' : '') + JSON.stringify(k) + ':' + e;
+        out += (i > 0 ? ',' : '') + (simple ? '"' + k + '"' : JSON.stringify(k)) + ':' + e;
       }
       return out + '}';
     }

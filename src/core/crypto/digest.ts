@@ -92,25 +92,45 @@ function hashInJs(length: number): boolean {
   return length <= SMALL_INPUT_BYTES && !nodeCryptoLoaded() && ++jsHashes <= JS_HASH_BUDGET;
 }
 
-/** Domain-separated SHA-256 as raw bytes. Streams the header then the body: no copy of large inputs. */
+/** Domain-separated SHA-256 as raw bytes. */
 export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
-  const head = domainHeader(domain, bytes.byteLength);
-  if (hashInJs(bytes.byteLength)) return bufferOf(sha256(head, bytes));
-  return nodeCrypto().createHash('sha256').update(head).update(bytes).digest();
+  if (hashInJs(bytes.byteLength)) return bufferOf(sha256(domainHeader(domain, bytes.byteLength), bytes));
+  const c = nodeCrypto();
+  if (bytes.byteLength <= ONE_SHOT_BYTES) return c.hash('sha256', oneShotPreimage(domain, bytes), 'buffer');
+  return c.createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest();
 }
 
 /** Domain-separated SHA-256 as 64 lowercase hex characters. */
 export function domainDigest(domain: Domain, bytes: Uint8Array): string {
-  const head = domainHeader(domain, bytes.byteLength);
-  if (hashInJs(bytes.byteLength)) return hexOf(sha256(head, bytes));
-  return nodeCrypto().createHash('sha256').update(head).update(bytes).digest('hex');
+  if (hashInJs(bytes.byteLength)) return hexOf(sha256(domainHeader(domain, bytes.byteLength), bytes));
+  const c = nodeCrypto();
+  if (bytes.byteLength <= ONE_SHOT_BYTES) return c.hash('sha256', oneShotPreimage(domain, bytes), 'hex');
+  return c.createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest('hex');
+}
+
+/**
+ * Inputs up to this size are hashed by node:crypto's one-shot `hash` over a copy of the whole preimage:
+ * a Hash object (createHash, two updates, digest) costs a Hub more than the copy. Larger ones stream,
+ * uncopied.
+ */
+const ONE_SHOT_BYTES = 64 * 1024;
+
+/** The preimage in one array (a plain Uint8Array: no node:buffer code for a cold process to compile). */
+function oneShotPreimage(domain: Domain, bytes: Uint8Array): Uint8Array {
+  const n = domain.length + 1 + 8;
+  const all = new Uint8Array(n + bytes.byteLength);
+  for (let i = 0; i < domain.length; i++) all[i] = domain.charCodeAt(i);
+  putU64be(all, domain.length + 1, bytes.byteLength);
+  all.set(bytes, n);
+  return all;
 }
 
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
 export function sha256Hex(bytes: Uint8Array | string): string {
   const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
   if (hashInJs(b.byteLength)) return hexOf(sha256(b));
-  return nodeCrypto().createHash('sha256').update(b).digest('hex');
+  // One call over bytes already in memory, whatever their size.
+  return nodeCrypto().hash('sha256', b, 'hex');
 }
 
 function bufferOf(digest: Uint8Array): Buffer {
