@@ -22,7 +22,7 @@ import { canonicalJson, canonicalJsonBytes, canonicalSortedJson, parseStrictJson
 import { observationDigest, type TaskResultAssertion } from '../core/contract/assertion.js';
 import { CAPABILITY } from '../core/contract/common.js';
 import { PRIOR_SCAN_LIMIT, type MutationKind } from '../core/contract/mutations.js';
-import { DOMAINS, domainDigest, type Domain } from '../core/crypto/digest.js';
+import { DOMAINS, domainDigest, domainDigestOfText, type Domain } from '../core/crypto/digest.js';
 import { parsePublicKeyHex, parseSignatureHex, verifyStrict } from '../core/crypto/ed25519.js';
 import { HubError, invalidRequest, notFoundError } from './errors.js';
 import type { AttemptRow, Journal } from './journal.js';
@@ -51,7 +51,7 @@ export function requestDigest(kind: MutationKind, actor: TokenActor, request: Js
   // canonicalJson({ owner_id, agent_id, request: <request with sorted keys> }), the request encoded in
   // one pass.
   const text = `{"owner_id":${quote(actor.owner_id)},"agent_id":${quote(actor.agent_id)},"request":${canonicalSortedJson(request)}}`;
-  return domainDigest(REQUEST_DOMAINS[kind], Buffer.from(text, 'utf8'));
+  return domainDigestOfText(REQUEST_DOMAINS[kind], text);
 }
 
 interface IdempotencyRow {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { DOMAINS, domainDigest, domainDigestBytes, domainPreimage, sha256Hex } from '../../src/core/crypto/digest.js';
+import { DOMAINS, domainDigest, domainDigestBytes, domainDigestOfText, domainPreimage, sha256Hex } from '../../src/core/crypto/digest.js';
 import { sha256, sha256Js, SMALL_INPUT_BYTES } from '../../src/core/crypto/sha256.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
@@ -57,4 +57,27 @@ test('the SHA-256 of short inputs (WebAssembly and JavaScript) equals node:crypt
     assert.equal(domainDigestBytes(DOMAINS.receipt, view).toString('hex'), createHash('sha256').update(viewHead).update(view).digest('hex'), `view, length ${view.length}`);
   }
   assert.equal(sha256Hex('é'), createHash('sha256').update('é', 'utf8').digest('hex'));
+});
+
+test('domainDigestOfText is the digest of the UTF-8 bytes, through the shared scratch buffer and beyond it', () => {
+  // Loads node:crypto for this process, as a Hub has it: the text is then encoded into the preimage.
+  sha256Hex(new Uint8Array(SMALL_INPUT_BYTES + 1));
+  const texts = [
+    '',
+    'a',
+    '{"owner_id":"alice","agent_id":"claude","request":{}}',
+    'é\u2028\u2029\u0000\u001f\u007f"\\',
+    '\u{1F600}'.repeat(10),
+    '\uD800 lone',
+    'x'.repeat(Math.floor((64 * 1024) / 3)),
+    'x'.repeat(Math.floor((64 * 1024) / 3) + 1),
+    '\u{1F600}'.repeat(40_000),
+  ];
+  const want = (t: string) => referenceDomainDigest(DOMAINS.requestClaim, Buffer.from(t, 'utf8'));
+  for (const t of texts) assert.equal(domainDigestOfText(DOMAINS.requestClaim, t), want(t), `text of ${t.length} units`);
+  // Alternating lengths through the one scratch buffer leave nothing of one preimage in the next.
+  for (let i = 0; i < 3; i++) {
+    for (const t of [texts[6]!, texts[1]!, texts[3]!]) assert.equal(domainDigestOfText(DOMAINS.requestClaim, t), want(t));
+    assert.equal(domainDigest(DOMAINS.receipt, Buffer.from('ab')), referenceDomainDigest(DOMAINS.receipt, Buffer.from('ab')));
+  }
 });

@@ -109,20 +109,56 @@ export function domainDigest(domain: Domain, bytes: Uint8Array): string {
 }
 
 /**
- * Inputs up to this size are hashed by node:crypto's one-shot `hash` over a copy of the whole preimage:
- * a Hash object (createHash, two updates, digest) costs a Hub more than the copy. Larger ones stream,
- * uncopied.
+ * Inputs up to this size are hashed by node:crypto's one-shot `hash` over the whole preimage, written
+ * into one reused scratch buffer: a Hash object (createHash, two updates, digest) costs a Hub more than
+ * the copy. Larger ones stream, uncopied.
  */
 const ONE_SHOT_BYTES = 64 * 1024;
 
-/** The preimage in one array (a plain Uint8Array: no node:buffer code for a cold process to compile). */
+/** The reused preimage buffer: `hash` is synchronous and keeps no reference to what it hashed. */
+let scratch: Buffer | undefined;
+const prefixes = new Map<string, Uint8Array>();
+
+/** Room for a preimage of `size` bytes in the scratch buffer. */
+function scratchFor(size: number): Buffer {
+  if (scratch === undefined || scratch.length < size) scratch = Buffer.allocUnsafe(Math.max(size, 4096));
+  return scratch;
+}
+
+/** Writes the domain, its NUL and u64be(length) at the start of b; returns where the body goes. */
+function putHeader(b: Uint8Array, domain: Domain, length: number): number {
+  let prefix = prefixes.get(domain);
+  if (prefix === undefined) {
+    prefix = new Uint8Array(domain.length + 1);
+    for (let i = 0; i < domain.length; i++) prefix[i] = domain.charCodeAt(i);
+    prefixes.set(domain, prefix);
+  }
+  b.set(prefix, 0);
+  putU64be(b, prefix.length, length);
+  return prefix.length + 8;
+}
+
+/** The preimage of a body of at most ONE_SHOT_BYTES, as a view of the scratch buffer. */
 function oneShotPreimage(domain: Domain, bytes: Uint8Array): Uint8Array {
-  const n = domain.length + 1 + 8;
-  const all = new Uint8Array(n + bytes.byteLength);
-  for (let i = 0; i < domain.length; i++) all[i] = domain.charCodeAt(i);
-  putU64be(all, domain.length + 1, bytes.byteLength);
-  all.set(bytes, n);
-  return all;
+  const b = scratchFor(domain.length + 9 + bytes.byteLength);
+  const n = putHeader(b, domain, bytes.byteLength);
+  b.set(bytes, n);
+  return b.subarray(0, n + bytes.byteLength);
+}
+
+/**
+ * domainDigest of a string's UTF-8 bytes. In a process that has node:crypto (a Hub), the text is
+ * encoded straight into the preimage: no separate buffer for its bytes.
+ */
+export function domainDigestOfText(domain: Domain, text: string): string {
+  // At most 3 UTF-8 bytes per UTF-16 unit.
+  const most = text.length * 3;
+  if (!nodeCryptoLoaded() || most > ONE_SHOT_BYTES) return domainDigest(domain, Buffer.from(text, 'utf8'));
+  const b = scratchFor(domain.length + 9 + most);
+  const n = domain.length + 9;
+  const length = b.write(text, n, 'utf8');
+  putHeader(b, domain, length);
+  return nodeCrypto().hash('sha256', b.subarray(0, n + length), 'hex');
 }
 
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
