@@ -31,7 +31,9 @@ type BatchedMutation = Exclude<MutationRequest, { operation: 'recovery' }>;
  * WAL sync: the request digest, a result's retained bytes, and for a claim the named subject's tasks
  * (derived and memoized by the authority) and the decoded form of the task row the claim writes. The
  * batch still resolves everything it decides on against its own snapshot, so this changes no answer:
- * a failure here is left for the batch to meet and report.
+ * a claim whose task cannot be found here is left for the batch to find or refuse. (The digest and the
+ * retained bytes of a request that passed validation cannot fail; if they did, the request would be
+ * answered with that error at once, as it would have been from the batch.)
  */
 export function prepareMutation(ctx: MutationContext, scope: Scope, req: BatchedMutation, raw: JsonValue): () => JsonValue {
   const actor: TokenActor = scope.actor;

@@ -691,7 +691,6 @@ interface TokenRow {
   readonly revoked_at: number | null;
 }
 
-/** Rows looked up by the Hub on every request, valid while the authority is unchanged (bounded). */
 /**
  * The header of a WAL database's wal-index (its `-shm` file): two copies of a 48-byte header that SQLite
  * rewrites on every commit by any connection, and whose `iChange` counter it increments on each
@@ -726,6 +725,7 @@ function readWalIndexHeader(w: WalIndexHeader): boolean {
   }
 }
 
+/** Rows looked up by the Hub on every request, valid while the authority is unchanged (bounded). */
 class AuthorityMemo {
   dataVersion = -1;
   ownChanges = -1;
