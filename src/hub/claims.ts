@@ -227,6 +227,21 @@ export interface ClaimOptions {
   readonly extend?: (attempt: AttemptRow) => Record<string, JsonValue>;
 }
 
+/** The ClaimOptions that a claim or collector_claim request itself names, with its digest, as of now. */
+export function requestedClaim(
+  req: { readonly request_id: string; readonly execution_operation_id: string; readonly requested_lease_ms: number; readonly executor_id: string | null },
+  digest: string,
+): Pick<ClaimOptions, 'request_id' | 'request_digest' | 'execution_operation_id' | 'requested_lease_ms' | 'executor_id' | 'now'> {
+  return {
+    request_id: req.request_id,
+    request_digest: digest,
+    execution_operation_id: req.execution_operation_id,
+    requested_lease_ms: req.requested_lease_ms,
+    executor_id: req.executor_id,
+    now: Date.now(),
+  };
+}
+
 /**
  * The claim core. Runs in one BEGIN IMMEDIATE transaction: retained identical retry, current subject,
  * step class, no live or unresolved attempt, completed dependencies, no unresolved older subject,

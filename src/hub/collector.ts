@@ -28,7 +28,7 @@ import {
 import { DOMAINS, domainDigest, sha256Hex } from '../core/crypto/digest.js';
 import { parsePublicKeyHex, verifyStrict } from '../core/crypto/ed25519.js';
 import { AgentscmError } from '../core/errors.js';
-import { attemptWire, claimAttempt, commitRequest, evidenceCurrent, requestDigest, retainedOutcome, retainedTask } from './claims.js';
+import { attemptWire, claimAttempt, commitRequest, evidenceCurrent, requestDigest, requestedClaim, retainedOutcome, retainedTask } from './claims.js';
 import { HubError, invalidRequest, notFoundError } from './errors.js';
 import type { AttemptRow, Journal } from './journal.js';
 import type { MutationContext } from './mutations.js';
@@ -136,12 +136,7 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
       }
       return claimAttempt(j, ctx.authority, actor, task, {
         kind: 'collector',
-        request_id: req.request_id,
-        request_digest: digest,
-        execution_operation_id: req.execution_operation_id,
-        requested_lease_ms: req.requested_lease_ms,
-        executor_id: req.executor_id,
-        now: Date.now(),
+        ...requestedClaim(req, digest),
         // The executor is the claimed registration; it must have an installed profile for this step.
         extend: (a) => {
           const row = ctx.authority.currentCollectorProfile(a.registration_id!);

@@ -5,7 +5,7 @@ import type { Authority } from '../core/authority/store.js';
 import type { TokenActor } from '../core/authority/types.js';
 import type { JsonValue } from '../core/canonical/json.js';
 import type { MutationRequest } from '../core/contract/mutations.js';
-import { assertionBody, claimAttempt, mutateAttempt, predecodeRetainedTask, recoveryEnvelope, requestDigest, submitResult } from './claims.js';
+import { assertionBody, claimAttempt, mutateAttempt, predecodeRetainedTask, recoveryEnvelope, requestDigest, requestedClaim, submitResult } from './claims.js';
 import { HubError, notFoundError } from './errors.js';
 import type { Journal } from './journal.js';
 import { resolve, type ReadContext, type Scope } from './reads.js';
@@ -52,15 +52,7 @@ export function prepareMutation(ctx: MutationContext, scope: Scope, req: Batched
         // still returns its retained outcome (claimAttempt checks the request id before currency), so a
         // subject that no longer resolves only fails when the id is unused.
         const task = findTask(ctx, scope, req);
-        return claimAttempt(j, authority, actor, task, {
-          kind: 'agent',
-          request_id: req.request_id,
-          request_digest: digest,
-          execution_operation_id: req.execution_operation_id,
-          requested_lease_ms: req.requested_lease_ms,
-          executor_id: req.executor_id,
-          now: Date.now(),
-        });
+        return claimAttempt(j, authority, actor, task, { kind: 'agent', ...requestedClaim(req, digest) });
       };
     }
     case 'heartbeat':
