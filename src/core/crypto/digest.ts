@@ -72,12 +72,8 @@ export function domainPreimage(domain: Domain, bytes: Uint8Array): Buffer {
 }
 
 function domainHeader(domain: Domain, length: number): Buffer {
-  // Byte by byte (the domain is ASCII): Buffer's write and writeBigUInt64BE cost a cold process their
-  // first compilation (core/bytes.ts).
   const head = Buffer.alloc(domain.length + 1 + 8);
-  for (let i = 0; i < domain.length; i++) head[i] = domain.charCodeAt(i);
-  head[domain.length] = 0;
-  putU64be(head, domain.length + 1, length);
+  putHeader(head, domain, length);
   return head;
 }
 
@@ -125,7 +121,11 @@ function scratchFor(size: number): Buffer {
   return scratch;
 }
 
-/** Writes the domain, its NUL and u64be(length) at the start of b; returns where the body goes. */
+/**
+ * Writes the domain, its NUL and u64be(length) at the start of b; returns where the body goes. Byte by
+ * byte and with TypedArray's set (the domain is ASCII): Buffer's write and writeBigUInt64BE cost a cold
+ * process their first compilation (core/bytes.ts).
+ */
 function putHeader(b: Uint8Array, domain: Domain, length: number): number {
   let prefix = prefixes.get(domain);
   if (prefix === undefined) {
