@@ -158,6 +158,26 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
     assert.equal(again.replayed, true);
   });
 
+  test('a claim run again with its printed request id is the identical request: the retained outcome', () => {
+    const task = tasksOf('c3').assert!;
+    const first = c('claim', 'c3', '--task-id', task, '--lease-ms', '600000');
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    const id = /request_id (req-[0-9a-f]{32})/.exec(first.stderr)?.[1];
+    assert.ok(id, first.stderr);
+    const claimed = json<Doc>(first);
+    // No --execution-operation-id: derived from the request id and the task, never random.
+    assert.match(claimed.attempt.execution_operation_id, /^exec-[0-9a-f]{32}$/);
+    const again = c('claim', 'c3', '--task-id', task, '--lease-ms', '600000', '--request-id', id!);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    const d = json<Doc>(again);
+    assert.equal(d.replayed, true);
+    assert.deepEqual({ ...d, replayed: false }, claimed);
+    // Another request id is another claim (with another execution identity): refused while this one is live.
+    const other = c('claim', 'c3', '--task-id', task, '--lease-ms', '600000', '--request-id', 'c3-other');
+    assert.equal(other.code, 7, other.stdout);
+    assert.equal(errCode(other), 'ATTEMPT_IN_PROGRESS');
+  });
+
   test('results: task-aware validation, agent assertions retained as nonpassing, confirmed recovery', () => {
     const bad = (criteria: Doc[], code: string, exit = 3, outcome = 'passed') => {
       const r = c('result', '--assertion', writeAssertion('bad', winner, criteria, outcome));

@@ -1,7 +1,6 @@
 // The collector's typed Hub calls: collector-claim, collector-descriptor, collector-finalize, and the
 // shared pieces collect and retry-upload use (the session, the local subject, strict answer checks).
 
-import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { subjectToJson } from '../../core/authority/plan.js';
 import type { JsonValue } from '../../core/canonical/json.js';
@@ -10,7 +9,7 @@ import { fastDescriptorAnswer, fastStatusAnswer, fastUploadAnswer } from '../../
 import { AgentscmError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { localSubject as localSubjectOf, newRequestId, optId, pickTask } from './local.js';
+import { executionOperationId, localSubject as localSubjectOf, newRequestId, optId, pickTask } from './local.js';
 
 export { newRequestId, optId, pickTask };
 
@@ -105,13 +104,14 @@ export async function runCollectorCall(op: 'collector_claim' | 'collector_descri
         const task = pickTask(inv, tasks);
         const { LEASE_MAX_MS, LEASE_MIN_MS } = await import('../../core/contract/mutations.js');
         const lease = intOpt(inv, 'lease-ms', LEASE_MIN_MS, LEASE_MAX_MS)!;
+        const requestId = newRequestId(ctx, inv);
         const a = await s.call(op, {
           operation: op,
-          request_id: newRequestId(ctx, inv),
+          request_id: requestId,
           subject: subjectToJson(subject),
           task_id: task.task_id,
           task_digest: task.task_digest,
-          execution_operation_id: optId(inv, 'execution-operation-id') ?? `exec-${randomBytes(16).toString('hex')}`,
+          execution_operation_id: executionOperationId(inv, requestId, task.task_id),
           requested_lease_ms: lease,
           executor_id: idOpt(inv, 'executor-id'),
         });

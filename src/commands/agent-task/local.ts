@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { Task } from '../../core/authority/plan.js';
 import { Authority } from '../../core/authority/store.js';
 import type { Subject } from '../../core/authority/types.js';
+import { canonicalJsonBytes } from '../../core/canonical/json.js';
+import { DOMAINS, domainDigest } from '../../core/crypto/digest.js';
 import { AgentscmError, usageError } from '../../core/errors.js';
 import type { CommandContext, Invocation } from '../../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, stringOpt } from '../options.js';
@@ -20,6 +22,17 @@ export function newRequestId(ctx: CommandContext, inv: Invocation): string {
   const id = `req-${randomBytes(16).toString('hex')}`;
   ctx.stderr.write(`agentscm: request_id ${id} (pass --request-id ${id} to retry this exact request)\n`);
   return id;
+}
+
+/**
+ * The execution operation id of a claim: --execution-operation-id, else derived from the request id and
+ * the task (never random), so that the identical command run again is the identical request and gets
+ * the retained outcome instead of a request-id conflict.
+ */
+export function executionOperationId(inv: Invocation, requestId: string, taskId: string): string {
+  const given = optId(inv, 'execution-operation-id');
+  if (given !== undefined) return given;
+  return `exec-${domainDigest(DOMAINS.executionOperation, canonicalJsonBytes({ request_id: requestId, task_id: taskId })).slice(0, 32)}`;
 }
 
 export function localSubject(inv: Invocation, repository: string, profile: string): { subject: Subject; tasks: Task[] } {

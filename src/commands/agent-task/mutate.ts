@@ -2,7 +2,6 @@
 // side-effect-free recovery read. Every mutation carries a request_id; when the caller gives none, one is
 // generated and printed (stderr, and in the answer) so that a script can retry the identical request.
 
-import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { subjectToJson } from '../../core/authority/plan.js';
 import { Authority } from '../../core/authority/store.js';
@@ -17,7 +16,7 @@ import { AgentscmError, usageError } from '../../core/errors.js';
 import { readBoundedInput } from '../../core/fs/safe.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { localSubject, newRequestId, optId, pickTask } from './local.js';
+import { executionOperationId, localSubject, newRequestId, optId, pickTask } from './local.js';
 import { boolOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Op = keyof typeof MUTATION_ANSWERS;
@@ -68,13 +67,14 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         const { subject, tasks } = localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile'));
         const task = pickTask(inv, tasks);
         const lease = intOpt(inv, 'lease-ms', LEASE_MIN_MS, LEASE_MAX_MS)!;
+        const requestId = newRequestId(ctx, inv);
         const body = {
           operation: 'claim',
-          request_id: newRequestId(ctx, inv),
+          request_id: requestId,
           subject: subjectToJson(subject),
           task_id: task.task_id,
           task_digest: task.task_digest,
-          execution_operation_id: optId(inv, 'execution-operation-id') ?? `exec-${randomBytes(16).toString('hex')}`,
+          execution_operation_id: executionOperationId(inv, requestId, task.task_id),
           requested_lease_ms: lease,
           executor_id: optId(inv, 'executor-id') ?? null,
         };

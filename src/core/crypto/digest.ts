@@ -36,6 +36,11 @@ export const DOMAINS = {
   requestResult: 'agentscm.task-request.result.v1',
   requestCollectorClaim: 'agentscm.task-request.collector-claim.v1',
   requestCollectorFinalize: 'agentscm.task-request.collector-finalize.v1',
+  /**
+   * The CLI's default execution operation id of a claim, over its request id and task id: repeating the
+   * identical command (same --request-id) repeats the identical request.
+   */
+  executionOperation: 'agentscm.execution-operation-id.v1',
   /** Collector transfer header, execution request and record, runtime identity. */
   transferHeader: 'agentscm.collector-transfer-header.v1',
   executionRequest: 'agentscm.collector-execution-request.v1',
