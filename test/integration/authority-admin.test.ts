@@ -158,17 +158,42 @@ describe('checkpoint and the native store', () => {
     assert.notEqual(json<Doc>(agentscm(checkpointArgs(s))).subject.revision, a.subject.revision, 'the mode is bound');
   });
 
-  test('symlinks leaving the workspace are refused; inner ones are recorded', () => {
+  test('symlinks leaving the workspace are refused; inner ones are recorded; a refusal changes no state', () => {
     const s = adminSetup();
+    const rows = (): Doc[] => {
+      const db = new Database(path.join(s.dataDir, 'workspaces.sqlite'), { readonly: true });
+      try {
+        return db.prepare('SELECT * FROM workspaces ORDER BY workspace_key').all() as Doc[];
+      } finally {
+        db.close();
+      }
+    };
+    const versions = () => countRows(s.dataDir, 'change_versions');
+    // The first checkpoint of a workspace refused: no row is left behind.
+    fs.symlinkSync('/etc/passwd', path.join(s.workspace, 'abs'));
+    assert.equal(json<Doc>(agentscm(checkpointArgs(s))).error.code, 'SYMLINK_ESCAPES');
+    assert.deepEqual(rows(), []);
+    fs.unlinkSync(path.join(s.workspace, 'abs'));
+
     fs.symlinkSync('docs/CHECK.md', path.join(s.workspace, 'GUIDE.md'));
     assert.equal(agentscm(checkpointArgs(s)).code, 0);
+    const ready = rows();
+    assert.equal(ready.length, 1);
+    assert.equal(ready[0]!.status, 'ready');
+    const recorded = versions();
     fs.symlinkSync('../../etc/passwd', path.join(s.workspace, 'docs', 'escape'));
-    const r = agentscm(checkpointArgs(s));
-    assert.equal(r.code, 3);
-    assert.equal(json<Doc>(r).error.code, 'SYMLINK_ESCAPES');
+    // Under another Change too: the refused command neither marks the workspace pending nor moves it.
+    for (const change of ['c1', 'c9']) {
+      const r = agentscm(checkpointArgs(s, change));
+      assert.equal(r.code, 3);
+      assert.equal(json<Doc>(r).error.code, 'SYMLINK_ESCAPES');
+      assert.deepEqual(rows(), ready);
+      assert.equal(versions(), recorded);
+    }
     fs.unlinkSync(path.join(s.workspace, 'docs', 'escape'));
     fs.symlinkSync('/etc/passwd', path.join(s.workspace, 'abs'));
     assert.equal(json<Doc>(agentscm(checkpointArgs(s))).error.code, 'SYMLINK_ESCAPES');
+    assert.deepEqual(rows(), ready);
   });
 
   test('checkpoint of an unknown profile or a missing data dir fails without creating anything', () => {

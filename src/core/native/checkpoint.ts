@@ -5,7 +5,7 @@ import { Authority } from '../authority/store.js';
 import type { Subject } from '../authority/types.js';
 import { badInput } from '../errors.js';
 import { SnapshotStore } from './snapshot.js';
-import { beginCheckpoint, completeCheckpoint, openWorkspacesForWrite } from './workspace.js';
+import { abandonCheckpoint, beginCheckpoint, completeCheckpoint, openWorkspacesForWrite } from './workspace.js';
 
 export interface CheckpointResult {
   readonly subject: Subject;
@@ -22,8 +22,22 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
     authority.requireProfile(input.repository, input.profile);
     const ws = openWorkspacesForWrite(dataDir);
     try {
-      beginCheckpoint(ws, input.workspace, input.repository, input.change_id);
-      const { revision, manifest } = new SnapshotStore(dataDir).record(input.workspace);
+      const pending = beginCheckpoint(ws, input.workspace, input.repository, input.change_id);
+      let snapshot;
+      try {
+        snapshot = new SnapshotStore(dataDir).record(input.workspace);
+      } catch (e) {
+        // Refused (a symlink that escapes, a device, an unreadable file) before any Change version was
+        // recorded: the checkpoint had no effect, so the workspace row is put back as it was. Blobs it
+        // may have published are content-addressed and referenced by nothing.
+        try {
+          abandonCheckpoint(ws, pending);
+        } catch {
+          // The row stays pending, as after a crash: the Stop hook blocks until a checkpoint completes.
+        }
+        throw e;
+      }
+      const { revision, manifest } = snapshot;
       authority.recordChangeVersion(input.repository, input.change_id, revision);
       const state = completeCheckpoint(ws, input.workspace, revision);
       const subject = authority.currentSubject(input.repository, input.profile, input.change_id);

@@ -53,19 +53,53 @@ export function openWorkspacesForWrite(dataDir: string): Database.Database {
   return db;
 }
 
+/** A checkpoint marked as running: its workspace row as it was before (if any) and as marked. */
+export interface PendingCheckpoint {
+  readonly key: string;
+  readonly before: WorkspaceState | undefined;
+  readonly begun: WorkspaceState;
+}
+
 /** Marks a checkpoint as running (write-ahead), so a crash mid-checkpoint is visible to the hook. */
-export function beginCheckpoint(db: Database.Database, workspace: string, repository: string, changeId: string): WorkspaceState {
+export function beginCheckpoint(db: Database.Database, workspace: string, repository: string, changeId: string): PendingCheckpoint {
   const key = workspaceKey(workspace);
   const now = Date.now();
   return db.transaction(() => {
+    const before = db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(key) as WorkspaceState | undefined;
     db.prepare(
       `INSERT INTO workspaces (workspace_key, workspace_path, repository, change_id, status, base_revision, generation, pending_operation, updated_at)
        VALUES (?, ?, ?, ?, 'pending', NULL, 0, 'checkpoint', ?)
        ON CONFLICT (workspace_key) DO UPDATE SET status = 'pending', pending_operation = 'checkpoint', repository = excluded.repository,
          change_id = excluded.change_id, updated_at = excluded.updated_at`,
     ).run(key, fs.realpathSync(workspace), repository, changeId, now);
-    return db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(key) as WorkspaceState;
+    return { key, before, begun: db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(key) as WorkspaceState };
   }).immediate();
+}
+
+/**
+ * Undoes beginCheckpoint for a checkpoint refused before it recorded anything (bad input in the
+ * workspace): the row goes back to what it was, or away if the checkpoint made it. A row that something
+ * else has written since is left as it is.
+ */
+export function abandonCheckpoint(db: Database.Database, pending: PendingCheckpoint): void {
+  db.transaction(() => {
+    const now = db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(pending.key) as WorkspaceState | undefined;
+    if (!now || !sameRow(now, pending.begun)) return;
+    const b = pending.before;
+    if (!b) {
+      db.prepare('DELETE FROM workspaces WHERE workspace_key = ?').run(pending.key);
+      return;
+    }
+    db.prepare(
+      `UPDATE workspaces SET workspace_path = ?, repository = ?, change_id = ?, status = ?, base_revision = ?, generation = ?,
+         pending_operation = ?, last_scan_revision = ?, last_scan_at = ?, updated_at = ? WHERE workspace_key = ?`,
+    ).run(b.workspace_path, b.repository, b.change_id, b.status, b.base_revision, b.generation, b.pending_operation, b.last_scan_revision, b.last_scan_at, b.updated_at, pending.key);
+  }).immediate();
+}
+
+function sameRow(a: WorkspaceState, b: WorkspaceState): boolean {
+  const keys = Object.keys(a) as (keyof WorkspaceState)[];
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
 export function completeCheckpoint(db: Database.Database, workspace: string, revision: string): WorkspaceState {
