@@ -12,8 +12,14 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
   });
   return {
     data: { subject: subjectToJson(r.subject), file_count: r.file_count, generation: r.generation, tasks: r.tasks.map((t) => ({ ...t })) },
-    text:
-      `change ${r.subject.change_id} version ${r.subject.change_version}\nrevision ${r.subject.revision}\n` +
-      `context_digest ${r.subject.context_digest}\nfiles ${r.file_count}\ntasks ${r.tasks.length}`,
+    text: [
+      `change ${r.subject.change_id} version ${r.subject.change_version}`,
+      `revision ${r.subject.revision}`,
+      `context_digest ${r.subject.context_digest}`,
+      `policy_epoch ${r.subject.policy_epoch}`,
+      `files ${r.file_count}`,
+      `tasks ${r.tasks.length}`,
+      ...r.tasks.map((t) => `  ${t.task_id} ${t.step_id}${t.required ? '' : ' (optional)'}`),
+    ].join('\n'),
   };
 }

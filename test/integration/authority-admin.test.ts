@@ -196,6 +196,23 @@ describe('checkpoint and the native store', () => {
     assert.deepEqual(rows(), ready);
   });
 
+  test('without --json, checkpoint prints the subject, its policy epoch and each task id', () => {
+    const s = adminSetup();
+    const r = agentscm(checkpointArgs(s).filter((a) => a !== '--json'));
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trimEnd().split('\n');
+    assert.equal(lines[0], 'change c1 version 1');
+    assert.match(lines[1]!, /^revision [0-9a-f]{64}$/);
+    assert.match(lines[2]!, /^context_digest [0-9a-f]{64}$/);
+    assert.equal(lines[3], 'policy_epoch 1');
+    assert.equal(lines[4], 'files 4');
+    assert.equal(lines[5], 'tasks 2');
+    // The example requirement: check (required), then notes (optional).
+    assert.match(lines[6]!, /^ {2}task-[0-9a-f]{40} check$/);
+    assert.match(lines[7]!, /^ {2}task-[0-9a-f]{40} notes \(optional\)$/);
+    assert.equal(lines.length, 8);
+  });
+
   test('checkpoint of an unknown profile or a missing data dir fails without creating anything', () => {
     const s = adminSetup();
     const r = agentscm(checkpointArgs(s).map((a) => (a === PROFILE ? 'other' : a)));
