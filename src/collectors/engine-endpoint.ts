@@ -7,7 +7,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AgentscmError, usageError } from '../core/errors.js';
+import { AgentscmError, badInput } from '../core/errors.js';
 import type { EngineAddress, EngineApi, EnginePing } from './engine-api.js';
 
 export type EngineSource = 'flag' | 'env' | 'default' | 'started';
@@ -28,11 +28,11 @@ export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE'
 /** How long one `/_ping` may take before the endpoint counts as not answering. */
 const PING_TIMEOUT_MS = 3_000;
 
-/** Parses unix:///abs/path or tcp://host:port into an engine address. Anything else is a usage error. */
+/** Parses unix:///abs/path or tcp://host:port into an engine address. Anything else is bad input (exit 3). */
 export function engineAddressFor(url: string): EngineAddress {
   if (url.startsWith('unix://')) {
     const p = url.slice('unix://'.length);
-    if (!path.isAbsolute(p)) throw usageError(`docker host ${JSON.stringify(url)}: a unix socket URL needs an absolute path (unix:///path)`);
+    if (!path.isAbsolute(p)) throw badInput(`docker host ${JSON.stringify(url)}: a unix socket URL needs an absolute path (unix:///path)`, 'BAD_DOCKER_HOST');
     return { socketPath: p };
   }
   if (url.startsWith('tcp://')) {
@@ -40,12 +40,12 @@ export function engineAddressFor(url: string): EngineAddress {
     try {
       u = new URL(`http://${url.slice('tcp://'.length)}`);
     } catch {
-      throw usageError(`docker host ${JSON.stringify(url)} is not a valid tcp://HOST:PORT URL`);
+      throw badInput(`docker host ${JSON.stringify(url)} is not a valid tcp://HOST:PORT URL`, 'BAD_DOCKER_HOST');
     }
-    if (u.port === '' || (u.pathname !== '/' && u.pathname !== '')) throw usageError(`docker host ${JSON.stringify(url)}: expected tcp://HOST:PORT`);
+    if (u.port === '' || (u.pathname !== '/' && u.pathname !== '')) throw badInput(`docker host ${JSON.stringify(url)}: expected tcp://HOST:PORT`, 'BAD_DOCKER_HOST');
     return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) };
   }
-  throw usageError(`docker host ${JSON.stringify(url)}: only unix:///path and tcp://host:port are supported`);
+  throw badInput(`docker host ${JSON.stringify(url)}: only unix:///path and tcp://host:port are supported`, 'BAD_DOCKER_HOST');
 }
 
 /** The well-known sockets, in the order they are tried when neither a flag nor DOCKER_HOST names one. */

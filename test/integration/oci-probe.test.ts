@@ -105,5 +105,15 @@ describe('agent-task runtime-probe', () => {
     const r = agentscm(['agent-task', 'runtime-probe', '--docker-host', 'unix:///nonexistent/agentscm.sock', '--image', image, '--json']);
     assert.equal(r.code, 12);
     assert.equal(json<{ error: { code: string } }>(r).error.code, 'ENGINE_UNREACHABLE');
+    // An image that is not a pinned ID is bad input before any engine is asked.
+    const tag = agentscm(['agent-task', 'runtime-probe', '--docker-host', 'unix:///nonexistent/agentscm.sock', '--image', 'busybox:latest', '--json']);
+    assert.equal(tag.code, 3, tag.stdout);
+    assert.equal(json<{ error: { code: string } }>(tag).error.code, 'IMAGE_NOT_PINNED');
+    // So is an engine address that is neither unix:///path nor tcp://HOST:PORT.
+    for (const host of ['ftp://127.0.0.1:1', 'unix://relative.sock', 'tcp://127.0.0.1']) {
+      const bad = agentscm(['agent-task', 'runtime-probe', '--docker-host', host, '--image', image, '--json']);
+      assert.equal(bad.code, 3, `${host}: ${bad.stdout}`);
+      assert.equal(json<{ error: { code: string } }>(bad).error.code, 'BAD_DOCKER_HOST');
+    }
   });
 });

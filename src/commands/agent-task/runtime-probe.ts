@@ -1,10 +1,12 @@
 import { connectEngine } from '../../collectors/engine.js';
-import { probeRuntime } from '../../collectors/runtime-probe.js';
+import { assertPinnedImageId, probeRuntime } from '../../collectors/runtime-probe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { optionalStringOpt, stringOpt } from '../options.js';
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const image = stringOpt(inv, 'image');
+  // A tag or short ID is refused as bad input whether or not an engine answers.
+  assertPinnedImageId(image);
   const { api, endpoint } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
   const probe = await probeRuntime(api, image);
   return {
