@@ -211,6 +211,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'include-sensitive', help: 'include sensitive memories' },
       { flag: 'include-superseded', help: 'include superseded memories' },
     ],
+    jsonHelp: 'with --output, print the summary as one JSON document; without --output the export itself (JSON Lines) is what goes to stdout',
     load: () => import('./commands/tree-ring/export.js'),
   }),
   trCommand({
@@ -374,7 +375,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'the Codex / Claude Code lifecycle hook (SessionStart, SubagentStart, Stop, SubagentStop)',
     details:
       'Reads the host event on stdin. Start events run a receipt-backed preflight and answer with hookSpecificOutput.additionalContext; ' +
-      'the first Stop answers with the capture checkpoint block, a continuation with {}. Exits 0 silently when .tree-ring is absent.',
+      'the first Stop answers with the capture checkpoint block, a continuation with {}. Exits 0 silently when .tree-ring is absent. ' +
+      'Its errors exit 1, not 2: the hosts read exit 2 from a hook as "block", and a memory hook never blocks its host.',
     options: [
       TR_ROOT,
       { flag: 'harness', value: 'ID', help: 'codex or claude-code', required: true },
@@ -721,7 +723,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details:
       'Merges one Stop handler into PROJECT/.claude/settings.json (claude-code) or PROJECT/.codex/hooks.json (codex), keeping ' +
       'everything else; running it again with the same arguments changes nothing, and other arguments replace the handler of ' +
-      'the same Change in place. The command is `exec` with absolute paths of node and agentscm (Codex runs it as `$SHELL -lc`). ' +
+      'the same Change in place. The command is `exec` with absolute paths of node and of the bundled hook entry dist/hook/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
       'The token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
       'Codex, the hook must also be trusted in /hooks before it runs.',
     args: [CHANGE_ARG],
@@ -766,7 +768,8 @@ export const TREE_RING: Program = {
   defaultErrorPolicy: 'tree-ring',
   exitStatus: [
     [0, 'success'],
-    [2, 'any error, following upstream Tree Ring: one line "error: ..." on stderr and nothing on stdout'],
+    [1, 'an error of `integrations hook`: one line "tree-ring: hook error: CATEGORY" on stderr (a host reads exit 2 from a hook as blocking)'],
+    [2, 'any other error, following upstream Tree Ring: one line "error: ..." on stderr and nothing on stdout'],
   ],
 };
 

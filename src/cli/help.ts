@@ -56,7 +56,7 @@ export function renderHelp(
       `--${o.flag}${o.value ? ` ${o.value}` : ''}`,
       `${o.help}${o.required ? ' (required)' : ''}${o.defaultText ? ` (default: ${o.defaultText})` : ''}`,
     ]);
-    if (cmd.json !== false) opts.push(['--json', 'print one JSON document on stdout']);
+    if (cmd.json !== false) opts.push(['--json', cmd.jsonHelp ?? 'print one JSON document on stdout']);
     opts.push(['-h, --help', 'show this help']);
     lines.push('', 'options:', pad(opts));
     return lines.join('\n') + '\n';
@@ -120,7 +120,7 @@ export function renderManPage(m: ManPageInput): string {
       out.push('.TP', o.value ? `.BI \\-\\-${roff(o.flag)} " ${roff(o.value)}"` : `.B \\-\\-${roff(o.flag)}`);
       out.push(roff(`${o.help}${o.required ? ' (required)' : ''}${o.defaultText ? ` (default: ${o.defaultText})` : ''}`));
     }
-    if (c.json !== false) out.push('.TP', '.B \\-\\-json', 'Print one JSON document on stdout.');
+    if (c.json !== false) out.push('.TP', '.B \\-\\-json', c.jsonHelp ? roff(`${c.jsonHelp[0]!.toUpperCase()}${c.jsonHelp.slice(1)}.`) : 'Print one JSON document on stdout.');
   }
   out.push('.SH EXIT STATUS');
   for (const [n, meaning] of m.exitStatus ?? exitCodeTable()) out.push('.TP', `.B ${n}`, roff(meaning));

@@ -39,6 +39,8 @@ export interface CommandSpec {
   readonly options?: readonly OptionSpec[];
   /** Whether the command accepts --json (default true). */
   readonly json?: boolean;
+  /** What --json does, where it is not simply "print one JSON document on stdout". */
+  readonly jsonHelp?: string;
   readonly errorPolicy?: ErrorPolicy;
   /** Imports the command module; only called when this command runs. */
   readonly load: () => Promise<CommandModule>;

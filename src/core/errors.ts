@@ -26,8 +26,8 @@ export type ErrorKind = Exclude<keyof typeof EXIT_CODES, 'OK'>;
 export const EXIT_CODE_MEANINGS: Record<keyof typeof EXIT_CODES, string> = {
   OK: 'success',
   INTERNAL: 'unexpected internal error (a bug: please report it)',
-  USAGE: 'usage error: unknown command or option, missing or malformed argument',
-  BAD_INPUT: 'bad input: a file, flag value or document failed validation',
+  USAGE: 'usage error: unknown command or option, a missing argument, or a malformed number, id, OWNER/NAME or choice',
+  BAD_INPUT: 'bad input: a file or document, or a key, signature, digest, endpoint, path or image given as a value, failed validation',
   AUTH_REJECTED: 'the Hub rejected the credential (HTTP 401/403)',
   HUB_UNREACHABLE: 'the Hub could not be reached or timed out',
   HUB_MALFORMED: 'the Hub answered with something that failed strict validation',

@@ -133,6 +133,10 @@ describe('reference Hub: read operations end to end', () => {
     assert.deepEqual([json<Doc>(wrong).status, json<Doc>(wrong).reason], ['denied', 'digest_not_committed']);
     const unknown = agentscm(callArgs(s, hub.url, 'reference', 'c1', '--step', 'check', '--name', 'nope', '--sha256', '1'.repeat(64)));
     assert.equal(json<Doc>(unknown).status, 'denied');
+    // A digest that is not 64 lowercase hex fails validation (3), as keys and signatures do.
+    const malformed = agentscm(callArgs(s, hub.url, 'reference', 'c1', '--step', 'check', '--name', 'check-guide', '--sha256', 'XYZ'));
+    assert.equal(malformed.code, 3, malformed.stdout);
+    assert.equal(json<Doc>(malformed).error.code, 'BAD_DIGEST');
     const mm = agentscm(callArgs(s, hub.url, 'reference', 'c1', '--step', 'check', '--name', 'check-guide', '--schema-version', '7'));
     assert.equal(mm.code, 11);
     assert.equal(json<Doc>(mm).error.detail.answer.required_schema_version, 1);

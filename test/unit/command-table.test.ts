@@ -50,7 +50,7 @@ test('top-level help lists every exit code', async () => {
   const t = memoryContext();
   assert.equal(await runProgram(TREE_RING, ['--help'], t.ctx), 0);
   const rows = t.out().slice(t.out().indexOf('exit codes:')).split('\n').slice(1).filter((l) => /^ {2}\d/.test(l));
-  assert.deepEqual(rows.map((l) => l.trim().split(/\s+/)[0]), ['0', '2'], 'tree-ring: every error exits 2');
+  assert.deepEqual(rows.map((l) => l.trim().split(/\s+/)[0]), ['0', '1', '2'], 'tree-ring: errors exit 2, the lifecycle hook\'s 1');
 });
 
 test('the README exit-code table matches the one in src/core/errors.ts', () => {
@@ -78,7 +78,7 @@ test('man pages cover every command, are reproducible and carry no build date', 
   for (const c of TREE_RING.commands) assert.ok(treeRingPage!.includes(`.SS "tree\\-ring ${c.path.join(' ').replace(/-/g, '\\-')}"`), c.path.join(' '));
   for (const [kind, code] of Object.entries(EXIT_CODES)) assert.ok(agentscmPage!.includes(`.TP\n.B ${code}\n${kind}: `), `agentscm.1 exit status ${code}`);
   const treeRingStatus = treeRingPage!.slice(treeRingPage!.indexOf('.SH EXIT STATUS'));
-  assert.deepEqual([...treeRingStatus.matchAll(/^\.B (\d+)$/gm)].map((m) => m[1]), ['0', '2'], 'tree-ring: every error exits 2');
+  assert.deepEqual([...treeRingStatus.matchAll(/^\.B (\d+)$/gm)].map((m) => m[1]), ['0', '1', '2'], 'tree-ring: errors exit 2, the lifecycle hook\'s 1');
   const today = new Date().toISOString().slice(0, 10);
   for (const page of [agentscmPage!, treeRingPage!]) assert.ok(!page.includes(today), 'no generation date in the page');
 });

@@ -9,7 +9,7 @@ import type { JsonValue } from '../../core/canonical/json.js';
 import { formatIssues } from '../../core/contract/common.js';
 import { ANSWERS, ANSWER_MAX_BYTES } from '../../core/contract/ops.js';
 import { HEX64 } from '../../core/crypto/digest.js';
-import { AgentscmError, EXIT_CODES, usageError } from '../../core/errors.js';
+import { AgentscmError, badInput, EXIT_CODES, usageError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { localSubject, pickTask } from './local.js';
@@ -50,7 +50,7 @@ export async function runOperation(op: Operation, _ctx: CommandContext, inv: Inv
         const name = idOpt(inv, 'name');
         const sha = optionalStringOpt(inv, 'sha256') ?? task.step.references.find((r) => r.name === name)?.sha256;
         if (sha === undefined) throw new AgentscmError('NOT_FOUND', 'REFERENCE_NOT_FOUND', `task has no reference named ${name} (pass --sha256 to ask anyway)`);
-        if (!HEX64.test(sha)) throw usageError('--sha256 must be 64 lowercase hex characters');
+        if (!HEX64.test(sha)) throw badInput('--sha256 must be 64 lowercase hex characters', 'BAD_DIGEST');
         body = { operation: op, subject, task_id: task.task_id, task_digest: task.task_digest, name, expected_sha256: sha, expected_schema_version: intOpt(inv, 'schema-version', 1, 65535) ?? 1 };
         break;
       }
