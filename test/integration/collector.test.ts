@@ -187,6 +187,20 @@ describe('agent-task collect', () => {
     assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
   });
 
+  it('collector-claim run again with the same --request-id is the identical request: the retained outcome', () => {
+    restoreWorkspace(rig);
+    checkpoint(rig, 'claim-retry');
+    const args = ['agent-task', 'collector-claim', 'claim-retry', ...hubArgs(rig), '--step', 'check', '--lease-ms', '600000', '--executor-id', 'collector-1', '--request-id', 'cc-retry-1', '--json'];
+    const first = agentscm(args);
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    const again = agentscm(args);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    const a = json(first);
+    const b = json(again);
+    assert.equal(b.replayed, true);
+    assert.deepEqual({ ...b, replayed: false }, a);
+  });
+
   it('the upload route refuses a declared body over 16 MiB before reading it', async () => {
     const token = fs.readFileSync(rig.tokenFile, 'utf8').trim();
     const url = new URL(rig.hub.url);
