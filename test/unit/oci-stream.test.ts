@@ -63,7 +63,7 @@ describe('oci stream handling', () => {
     assert.deepEqual(engineAddressFor('unix:///run/podman/podman.sock'), { socketPath: '/run/podman/podman.sock' });
     assert.deepEqual(engineAddressFor('tcp://127.0.0.1:2375'), { host: '127.0.0.1', port: 2375 });
     for (const bad of ['unix://relative.sock', 'tcp://host', 'ssh://user@host', 'http://x:1', '/var/run/docker.sock']) {
-      assert.throws(() => engineAddressFor(bad), (e: unknown) => isAgentscmError(e) && e.kind === 'USAGE', bad);
+      assert.throws(() => engineAddressFor(bad), (e: unknown) => isAgentscmError(e) && e.kind === 'BAD_INPUT' && e.code === 'BAD_DOCKER_HOST', bad);
     }
   });
 
