@@ -72,8 +72,12 @@ export class HubState {
     // at most every 250 ms rather than on every read.
     const now = performance.now();
     if (now - this.journalCheckedAt < 250) return undefined;
-    this.journalCheckedAt = now;
-    if (!lstatOrUndefined(journalPath(this.dataDir))) return undefined;
+    if (!lstatOrUndefined(journalPath(this.dataDir))) {
+      this.journalCheckedAt = now;
+      return undefined;
+    }
+    // A journal that exists but cannot be opened (another schema version, damage) is an error every
+    // time, never "no journal": reads would otherwise answer as if nothing had been claimed.
     this.journalHandle = openJournalReadOnly(this.dataDir);
     return this.journalHandle;
   }

@@ -354,3 +354,41 @@ describe('reference Hub: revocation, supersession, failures of the transport', (
     assert.equal(json<Doc>(loose).error.code, 'LOOSE_PERMISSIONS');
   });
 });
+
+describe('reference Hub: a journal it cannot open', () => {
+  test('every read answers 503 store_unavailable, never as if nothing had been claimed', async () => {
+    const s = adminSetup();
+    const c = agentscm(checkpointArgs(s));
+    assert.equal(c.code, 0, c.stderr);
+    const subject = json<Doc>(c).subject;
+    let hub = await startHub(s.dataDir);
+    // A claim (refused here: notes waits for check) creates the journal.
+    const claim = agentscm(callArgs(s, hub.url, 'claim', 'c1', '--step', 'notes', '--lease-ms', '60000'));
+    assert.equal(claim.code, 7, claim.stdout);
+    await hub.stop();
+    const journal = path.join(s.dataDir, 'journal.sqlite');
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(journal);
+    db.pragma('user_version = 99');
+    db.close();
+    hub = await startHub(s.dataDir);
+    try {
+      const token = fs.readFileSync(s.tokenFile, 'utf8').trim();
+      const task = (json<Doc>(c).tasks as Doc[]).find((t) => t.step_id === 'notes')!;
+      const bodies = [
+        { operation: 'qualification', subject },
+        { operation: 'status', subject, task_id: task.task_id, task_digest: task.task_digest, attempt_id: null },
+        { operation: 'recovery', subject, task_id: task.task_id, attempt_id: null, request_id: 'never-sent' },
+        { operation: 'qualification', subject },
+      ];
+      // Back to back: within the interval in which the Hub rechecks a missing journal.
+      for (const b of bodies) {
+        const r = await raw(hub.url, { token, body: JSON.stringify(b) });
+        assert.equal(r.status, 503, `${b.operation}: ${r.body}`);
+        assert.equal(JSON.parse(r.body).error.code, 'store_unavailable');
+      }
+    } finally {
+      await hub.stop();
+    }
+  });
+});
