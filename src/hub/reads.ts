@@ -71,8 +71,10 @@ function attemptState(ctx: ReadContext, a: AttemptRow, now: number): { state: Ta
     case 'finished':
       // Revocation (or a newer epoch) of the executor wins over evidence retained earlier.
       if (a.outcome === 'passed') return evidenceCurrent(ctx.authority, a) ? { state: 'succeeded', code: undefined } : { state: 'failed', code: 'authorization_changed' };
+      // A finished attempt is resolved, whatever it reported: only an expired or cancelled one is
+      // uncertain until reconciled (and reconcile refuses a finished attempt).
       if (a.outcome === 'failed') return { state: 'failed', code: a.outcome_code ?? 'result_failed' };
-      return { state: 'uncertain', code: a.outcome_code ?? 'result_uncertain' };
+      return { state: 'failed', code: a.outcome_code ?? 'result_uncertain' };
     case 'cancelled':
       return { state: 'uncertain', code: 'attempt_cancelled' };
     case 'replaced':

@@ -176,6 +176,14 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
     const other = c('claim', 'c3', '--task-id', task, '--lease-ms', '600000', '--request-id', 'c3-other');
     assert.equal(other.code, 7, other.stdout);
     assert.equal(errCode(other), 'ATTEMPT_IN_PROGRESS');
+    // A result that reports uncertain finishes the attempt: the task is failed (result_uncertain), not
+    // uncertain, which would point at a reconcile that a finished attempt refuses.
+    const r = c('result', '--assertion', writeAssertion('c3-uncertain', claimed, [row('a-ok', 'uncertain')], 'uncertain'));
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(qual('c3').tasks.find((t: Doc) => t.step_id === 'assert').state, 'failed');
+    const rec = c('reconcile', '--task-id', task);
+    assert.equal(rec.code, 7);
+    assert.equal(errCode(rec), 'ATTEMPT_FINISHED');
   });
 
   test('results: task-aware validation, agent assertions retained as nonpassing, confirmed recovery', () => {
