@@ -239,7 +239,8 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       }
       let doc: JsonValue;
       try {
-        doc = parseStrictJson(body, { maxBytes: OPERATION_MAX_BYTES, what: 'request body' });
+        // Every number of the contract is an integer: 1.0, 1e0 or a float that rounds to one is refused.
+        doc = parseStrictJson(body, { maxBytes: OPERATION_MAX_BYTES, what: 'request body', integersOnly: true });
       } catch (e) {
         throw invalidRequest(e instanceof AgentscmError ? e.message : 'request body is not valid JSON');
       }

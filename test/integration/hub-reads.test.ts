@@ -154,6 +154,14 @@ describe('reference Hub: read operations end to end', () => {
     assert.equal(JSON.parse(big.body).error.code, 'body_too_large');
     const ctype = await raw(hub.url, { token, body: '{"operation":"capabilities"}', headers: { 'content-type': 'text/plain' } });
     assert.equal(ctype.status, 415);
+    // Numbers are exact integers on the wire: 1.0, 1e0 or 0.99999999999999999999 is not the Change version 1.
+    const good = JSON.stringify({ operation: 'next', subject });
+    assert.equal((await raw(hub.url, { token, body: good })).status, 200);
+    for (const spelled of ['1.0', '1e0', '10e-1', '0.99999999999999999999']) {
+      const r = await raw(hub.url, { token, body: good.replace('"change_version":1,', `"change_version":${spelled},`) });
+      assert.equal(r.status, 400, `${spelled}: ${r.body}`);
+      assert.equal(JSON.parse(r.body).error.code, 'invalid_request');
+    }
     const op = await raw(hub.url, { token, body: '{"operation":"launch_missiles"}' });
     assert.equal(op.status, 400);
     assert.equal(JSON.parse(op.body).error.code, 'unsupported_operation');
