@@ -5,6 +5,7 @@
 // The descriptor is derived only from the retained attempt and the installed collector profile of the
 // attempt's registration: candidate data cannot choose an image, argv, credential or fallback.
 
+import type { z } from 'zod';
 import type { Authority, CollectorProfileRow } from '../core/authority/store.js';
 import type { Task } from '../core/authority/plan.js';
 import { subjectToJson } from '../core/authority/plan.js';
@@ -202,19 +203,34 @@ function viewOf(row: TransferRow, replayed: boolean, applicable: boolean): JsonV
   return { ...v, replayed, currently_applicable: applicable };
 }
 
+/** A transfer's framing and header, decoded and checked against their schema. */
+export interface DecodedTransfer {
+  readonly bytes: Buffer;
+  readonly parts: ReturnType<typeof splitTransfer>;
+  readonly header: z.output<typeof TransferHeaderSchema>;
+  readonly bytesDigest: string;
+}
+
+/**
+ * Decodes what the upload route received, before anything touches the journal: bytes that are not a
+ * transfer are refused (400 invalid_transfer) without creating a journal on a data dir that has none.
+ */
+export function decodeTransfer(bytes: Buffer): DecodedTransfer {
+  const parts = wrap(() => splitTransfer(bytes));
+  const header = wrap(() => parseStrictJson(parts.header, { maxBytes: 1 << 16, what: 'transfer header', integersOnly: true }));
+  const hp = TransferHeaderSchema.safeParse(header);
+  if (!hp.success) throw refused('invalid_transfer', `transfer header is invalid: ${formatIssues(hp.error)}`);
+  return { bytes, parts, header: hp.data, bytesDigest: transferBytesDigest(bytes) };
+}
+
 /**
  * Imports one signed transfer. An exact committed retry (same uploader, same upload request id, same
  * bytes) is looked up first and answers the historical retained view, even after drift; the same id
  * with other bytes conflicts. A fresh transfer is checked against the current registry and the
  * regenerated request, and its original bytes are retained with the attempt's outcome.
  */
-export function importTransfer(journal: Journal, authority: Authority, actor: TokenActor, scope: { repository: string; profile: string }, bytes: Buffer, now: number): JsonValue {
-  const parts = wrap(() => splitTransfer(bytes));
-  const header = wrap(() => parseStrictJson(parts.header, { maxBytes: 1 << 16, what: 'transfer header', integersOnly: true }));
-  const hp = TransferHeaderSchema.safeParse(header);
-  if (!hp.success) throw refused('invalid_transfer', `transfer header is invalid: ${formatIssues(hp.error)}`);
-  const h = hp.data;
-  const bytesDigest = transferBytesDigest(bytes);
+export function importTransfer(journal: Journal, authority: Authority, actor: TokenActor, scope: { repository: string; profile: string }, transfer: DecodedTransfer, now: number): JsonValue {
+  const { bytes, parts, header: h, bytesDigest } = transfer;
 
   return journal.db
     .transaction((): JsonValue => {

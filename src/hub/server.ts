@@ -23,7 +23,7 @@ import { handleMutation, prepareMutation, type MutationContext } from './mutatio
 import { openJournalForWrite } from './journal.js';
 import { COLLECTOR_OPERATIONS, CollectorRequest } from '../core/contract/collector.js';
 import { TRANSFER_MAX_BYTES } from '../core/collector/transfer.js';
-import { handleCollector, importTransfer } from './collector.js';
+import { decodeTransfer, handleCollector, importTransfer } from './collector.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
 import { retainedText } from './claims.js';
@@ -219,7 +219,8 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         }
         const bytes = await ex.body(Number(len));
         if (bytes === undefined || bytes.length !== Number(len)) throw invalidRequest('the body does not match its content-length');
-        state.commits.submit(() => importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, bytes, Date.now()), answerWhenCommitted(ex, log));
+        const transfer = decodeTransfer(bytes);
+        state.commits.submit(() => importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, transfer, Date.now()), answerWhenCommitted(ex, log));
         return;
       }
       const ctype = ex.headers['content-type'];

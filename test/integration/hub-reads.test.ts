@@ -102,6 +102,13 @@ describe('reference Hub: read operations end to end', () => {
     assert.equal(fs.existsSync(path.join(s.dataDir, 'journal.sqlite')), false);
   });
 
+  test('bytes that are not a transfer are refused at the upload route without creating the journal', async () => {
+    const r = await raw(hub.url, { token, path: `${OP_PATH}/collector-upload`, body: 'x', headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(r.status, 400, r.body);
+    assert.equal(JSON.parse(r.body).error.code, 'invalid_transfer');
+    assert.equal(fs.existsSync(path.join(s.dataDir, 'journal.sqlite')), false);
+  });
+
   test('instructions: entrypoint with every criterion inline, or an explicit schema mismatch (exit 11)', () => {
     const r = agentscm(callArgs(s, hub.url, 'instructions', 'c1', '--step', 'check'));
     assert.equal(r.code, 0, r.stderr);
