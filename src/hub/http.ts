@@ -100,6 +100,13 @@ function trimOws(s: string, start: number): string {
   return s.slice(a, b);
 }
 
+/** Whether b holds a LF not preceded by CR, or a CR followed by anything but LF. */
+function bareLineBreak(b: Buffer): boolean {
+  for (let i = b.indexOf(0x0a); i !== -1; i = b.indexOf(0x0a, i + 1)) if (i === 0 || b[i - 1] !== 0x0d) return true;
+  for (let i = b.indexOf(0x0d); i !== -1 && i + 1 < b.length; i = b.indexOf(0x0d, i + 1)) if (b[i + 1] !== 0x0a) return true;
+  return false;
+}
+
 class HttpFault extends Error {
   constructor(
     readonly status: number,
@@ -327,6 +334,8 @@ class Connection {
         const end = this.buf.indexOf('\r\n\r\n');
         if (end < 0) {
           if (this.buf.length > MAX_HEAD_BYTES) throw new HttpFault(431, 'header_too_large', `the request head is over ${MAX_HEAD_BYTES} bytes`);
+          // A head with a bare LF or CR can never end in CRLF CRLF: refused now, not at the time limit.
+          if (bareLineBreak(this.buf)) throw new HttpFault(400, 'bad_request', 'malformed HTTP request: a line not ended by CRLF');
           return;
         }
         if (end + 4 > MAX_HEAD_BYTES) throw new HttpFault(431, 'header_too_large', `the request head is over ${MAX_HEAD_BYTES} bytes`);

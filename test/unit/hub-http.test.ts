@@ -205,6 +205,9 @@ describe('the Hub HTTP server', () => {
     });
     const cases: [string, number][] = [
       ['POST /p HTTP/1.1\nContent-Length: 0\r\n\r\n', 400],
+      // Heads that can never end in CRLF CRLF: refused at once, not at the head time limit.
+      ['GET /v1/hub/health HTTP/1.1\nHost: x\n\n', 400],
+      ['GET /v1/hub/health HTTP/1.1\rHost: x\r\r', 400],
       ['POST /p HTTP/1.1\r\nX: a\r\n  folded\r\n\r\n', 400],
       ['POST /p HTTP/1.1\r\nX : a\r\n\r\n', 400],
       ['POST  /p HTTP/1.1\r\n\r\n', 400],
