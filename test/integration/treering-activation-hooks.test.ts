@@ -110,6 +110,41 @@ test('hook input: benign metadata ignored; capability, root and store claims and
   assert.equal(receiptFiles(p).length, n + 1, 'refused inputs leave no receipt');
 });
 
+test('host identifiers shaped like secrets or capabilities never reach a receipt or the capture command', () => {
+  const p = tempProject();
+  tr(p, ['init']);
+  const secrets = [`trcap_v1_${'a'.repeat(64)}`, 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD'];
+  for (const secret of secrets) {
+    const start = hook(p, 'codex', hookInput('SessionStart', p, { session_id: secret }));
+    assert.equal(start.code, 0, start.stderr);
+    const stop = hook(p, 'codex', hookInput('Stop', p, { session_id: secret }));
+    assert.equal(stop.code, 0, stop.stderr);
+    assert.ok(!stop.stdout.includes(secret), 'the capture command does not carry it');
+    const sub = hook(p, 'claude-code', hookInput('SubagentStart', p, { agent_type: secret }));
+    assert.equal(sub.code, 0, sub.stderr);
+  }
+  const stored = receiptFiles(p).map((n) => fs.readFileSync(path.join(p, '.tree-ring/activation/receipts', n), 'utf8'));
+  assert.equal(stored.length, secrets.length * 2);
+  for (const text of stored) {
+    for (const secret of secrets) assert.ok(!text.includes(secret.slice(0, 24)), `a receipt keeps no part of ${secret.slice(0, 12)}…`);
+  }
+  // A readable session id is kept as it is.
+  hook(p, 'codex', hookInput('SessionStart', p, { session_id: 'sess-readable-1' }));
+  assert.ok(receiptFiles(p).some((n) => fs.readFileSync(path.join(p, '.tree-ring/activation/receipts', n), 'utf8').includes('"sess-readable-1"')));
+});
+
+test('Stop and SubagentStop without stop_hook_active are refused (exit 1, nothing on stdout)', () => {
+  const p = tempProject();
+  tr(p, ['init']);
+  for (const event of ['Stop', 'SubagentStop']) {
+    const input = JSON.parse(hookInput(event, p)) as Record<string, unknown>;
+    delete input.stop_hook_active;
+    const r = hook(p, 'claude-code', JSON.stringify(input));
+    assert.equal(r.code, 1, `${event}: ${r.stdout}`);
+    assert.equal(r.stdout, '');
+  }
+});
+
 test('absent .tree-ring: exit 0 silently and create nothing; file, symlink, bad manifest are errors', () => {
   const p = tempProject();
   for (const ev of ['SessionStart', 'Stop']) {

@@ -9,7 +9,7 @@ import { badInput, localState } from '../../errors.js';
 import { sha256Hex } from '../../crypto/digest.js';
 import { LIFECYCLE_EVENTS, type LifecycleEvent } from './constants.js';
 import { optionalString, requiredString, screenInput } from './input.js';
-import { runPreflight, safeIdentifier, type PreflightIdentity } from './preflight.js';
+import { runPreflight, safeIdentifier, secretShaped, type PreflightIdentity } from './preflight.js';
 import type { PreflightRecall } from './recall.js';
 import { projectAlias } from './alias.js';
 import { requireManifest, rootKind, type ActivationRoot } from './root.js';
@@ -44,13 +44,18 @@ export function parseHookEvent(bytes: Uint8Array, harness: HookHarness, root: Ac
   const subagentEvent = event === 'SubagentStart' || event === 'SubagentStop';
   if (subagentEvent && (!agentId || !agentType)) throw badInput(`${event} needs agent_id and agent_type`, 'BAD_INPUT');
   const sah = o.stop_hook_active;
-  if (sah !== undefined && sah !== null && typeof sah !== 'boolean') throw badInput('stop_hook_active must be a boolean', 'BAD_INPUT');
+  if (event === 'Stop' || event === 'SubagentStop') {
+    // Both hosts always send it on these events (seed 003: they require it); without it a
+    // continuation could not be told from a first stop.
+    if (typeof sah !== 'boolean') throw badInput(`${event} needs stop_hook_active (a boolean)`, 'BAD_INPUT');
+  } else if (sah !== undefined && sah !== null && typeof sah !== 'boolean') throw badInput('stop_hook_active must be a boolean', 'BAD_INPUT');
   const session = safeIdentifier(sessionRaw, 's');
   const worker = subagentEvent || (agentId !== undefined && agentType !== undefined);
   let profile: string = harness;
   if (worker && agentId && agentType) {
     // A distinct, private profile per worker: its type for readability, its id for uniqueness.
-    const type = agentType.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32) || 'worker';
+    // A type shaped like a secret is not kept, not even in part.
+    const type = (secretShaped(agentType) ? '' : agentType.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32)) || 'worker';
     profile = `${harness}-${type}-${sha256Hex(agentId).slice(0, 12)}`;
   }
   return { event, identity: { agent_profile: profile, workflow_id: session, session_id: session }, worker, stopHookActive: sah === true };

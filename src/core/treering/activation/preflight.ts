@@ -21,6 +21,7 @@ import type { PreflightCandidate, PreflightRecall } from './recall.js';
 import { receiptRel, newReceiptId, parseReceipt, pruneReceipts, rfc3339Seconds, serializeReceipt, verifyReceipt, type Receipt } from './receipts.js';
 import type { ActivationRoot } from './root.js';
 import { SAFE_ID } from './validate.js';
+import { isSecretLike } from '../sensitivity.js';
 
 export const CONTEXT_HEADER = 'Tree Ring Memory scoped preflight recall:';
 export const CONTEXT_EMPTY = '- No safe memories matched this scoped query.';
@@ -51,9 +52,17 @@ export interface PreflightResult {
   readonly includedIds: readonly string[];
 }
 
-/** Identifiers from the host: bounded and printable; anything else is replaced by a digest of it. */
+/**
+ * Identifiers from the host: bounded, printable and not shaped like a secret or a coordinator
+ * capability; anything else is replaced by a digest of it (receipts never retain such values).
+ */
 export function safeIdentifier(raw: string, prefix: string): string {
-  return SAFE_ID.test(raw) ? raw : `${prefix}-${sha256Hex(raw).slice(0, 32)}`;
+  return SAFE_ID.test(raw) && !secretShaped(raw) ? raw : `${prefix}-${sha256Hex(raw).slice(0, 32)}`;
+}
+
+/** Whether a value from the host looks like a credential: the hint screen's shapes or the memory guard's. */
+export function secretShaped(text: string): boolean {
+  return sensitive(text, SENSITIVE.length) || isSecretLike(text);
 }
 
 /**
