@@ -4,6 +4,7 @@
 
 import { runProgram, type Program } from './cli/run.js';
 import type { CommandContext, CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
+import { redactSecrets } from './core/treering/sensitivity.js';
 import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 
 // ---- shared option specs -------------------------------------------------------------------------
@@ -756,6 +757,8 @@ export const AGENTSCM: Program = {
   commands: COMMANDS,
   groups: GROUPS,
   defaultErrorPolicy: 'agentscm',
+  subprograms: [{ group: 'tree-ring', name: 'tree-ring', versionLine: versionLine('tree-ring') }],
+  redact: redactSecrets,
 };
 
 /** `tree-ring X` is `agentscm tree-ring X`: the same specs with the group word dropped. */
@@ -766,6 +769,7 @@ export const TREE_RING: Program = {
   commands: COMMANDS.filter((c) => c.path[0] === 'tree-ring').map((c) => ({ ...c, path: c.path.slice(1) })),
   groups: GROUPS.filter((g) => g.path[0] === 'tree-ring' && g.path.length > 1).map((g) => ({ ...g, path: g.path.slice(1) })),
   defaultErrorPolicy: 'tree-ring',
+  redact: redactSecrets,
   exitStatus: [
     [0, 'success'],
     [1, 'an error of `integrations hook`: one line "tree-ring: hook error: CATEGORY" on stderr (a host reads exit 2 from a hook as blocking)'],

@@ -16,7 +16,7 @@ const UNIVERSAL: readonly OptionSpec[] = [
 const LEADING_WITH_VALUE = new Set(['data-dir', 'root']);
 
 export type Parsed =
-  | { kind: 'version' }
+  | { kind: 'version'; path: readonly string[] }
   | { kind: 'help'; path: readonly string[] }
   | { kind: 'command'; spec: CommandSpec; inv: Invocation };
 
@@ -34,9 +34,12 @@ export function parseArgv(argv: readonly string[], commands: readonly CommandSpe
       i++;
       break;
     }
-    if (tok.startsWith('-')) {
+    // A lone "-" is an operand (stdin), never an option.
+    if (tok.startsWith('-') && tok !== '-') {
       const { name, inline } = splitFlag(tok);
-      if (name === 'version' && path.length === 0) return { kind: 'version' };
+      // `--version` before any command word, or right after a group's words (`agentscm tree-ring
+      // --version`: the program decides whether that group has a version of its own).
+      if (name === 'version' && !findCommand(commands, path)) return { kind: 'version', path };
       if (name === 'json') {
         if (inline !== undefined) throw usageError('--json takes no value');
         json = true;

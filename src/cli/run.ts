@@ -2,7 +2,7 @@
 // Only this function decides an exit code; it never calls process.exit, so output is flushed first.
 
 import { outputJson } from '../core/canonical/json.js';
-import { toAgentscmError, EXIT_CODES, type AgentscmError } from '../core/errors.js';
+import { toAgentscmError, EXIT_CODES, usageError, type AgentscmError } from '../core/errors.js';
 import { renderHelp, type ExitStatusRows } from './help.js';
 import { parseArgv } from './parse.js';
 import type { CommandContext, CommandResult, CommandSpec, ErrorPolicy, GroupSpec } from './types.js';
@@ -18,15 +18,29 @@ export interface Program {
   readonly defaultErrorPolicy: ErrorPolicy;
   /** Exit statuses for --help and the man page when they differ from the error-kind table. */
   readonly exitStatus?: ExitStatusRows;
+  /**
+   * Groups that are programs of their own under this one (`agentscm tree-ring X` is `tree-ring X`): the
+   * group word, and the name and version line they answer with.
+   */
+  readonly subprograms?: readonly { readonly group: string; readonly name: 'tree-ring'; readonly versionLine: string }[];
+  /** Rewrites an error message before it is printed (the CLIs redact secret-shaped input they quote). */
+  readonly redact?: (message: string) => string;
 }
 
 export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
   let policy: ErrorPolicy = program.defaultErrorPolicy;
   let json = argv.includes('--json');
+  let resolved: CommandSpec | undefined;
   try {
     const parsed = parseArgv(argv, program.commands, program.groups);
     if (parsed.kind === 'version') {
-      ctx.stdout.write(program.versionLine + '\n');
+      if (parsed.path.length === 0) {
+        ctx.stdout.write(program.versionLine + '\n');
+        return 0;
+      }
+      const sub = parsed.path.length === 1 ? program.subprograms?.find((p) => p.group === parsed.path[0]) : undefined;
+      if (!sub) throw usageError(`unknown option --version for "${parsed.path.join(' ')}"`);
+      ctx.stdout.write(sub.versionLine + '\n');
       return 0;
     }
     if (parsed.kind === 'help') {
@@ -34,6 +48,7 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
       return 0;
     }
     const { spec, inv } = parsed;
+    resolved = spec;
     policy = spec.errorPolicy ?? program.defaultErrorPolicy;
     json = inv.json;
     const mod = await spec.load();
@@ -44,8 +59,12 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
     const err = toAgentscmError(e);
     // A usage error of a hook must not exit 2: both hosts read exit 2 as "block", and an unbounded
     // block would loop a session forever. Name the hook by its command words anywhere in argv.
-    if (policy !== 'hook' && program.commands.some((c) => c.errorPolicy === 'hook' && containsWords(argv, c.path))) policy = 'hook';
-    return reportError(ctx, program.name, err, policy, json);
+    const hookCommand = policy === 'hook' ? resolved : program.commands.find((c) => c.errorPolicy === 'hook' && containsWords(argv, c.path));
+    if (hookCommand) policy = 'hook';
+    // A command of a subprogram (`agentscm tree-ring …`) speaks with that program's name.
+    const words = (resolved ?? hookCommand)?.path;
+    const name = program.subprograms?.find((p) => p.group === words?.[0])?.name ?? program.name;
+    return reportError(ctx, name, err, policy, json, program.redact);
   }
 }
 
@@ -81,8 +100,9 @@ export function renderPlain(data: unknown): string {
   );
 }
 
-function reportError(ctx: CommandContext, name: string, err: AgentscmError, policy: ErrorPolicy, json: boolean): number {
-  const oneLine = err.message.replace(/[\r\n]+/g, ' ');
+function reportError(ctx: CommandContext, name: string, err: AgentscmError, policy: ErrorPolicy, json: boolean, redact?: (message: string) => string): number {
+  const flat = err.message.replace(/[\r\n]+/g, ' ');
+  const oneLine = redact ? redact(flat) : flat;
   if (policy === 'tree-ring') {
     ctx.stderr.write(`error: ${oneLine}\n`);
     return 2;

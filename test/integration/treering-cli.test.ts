@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TREE_RING_VERSION } from '../../src/version.js';
-import { json } from '../support/cli.js';
+import { agentscm, json } from '../support/cli.js';
 import { allBytes, buildUpstreamStore, insertUpstreamRow, snapshot, tempProject, tr, upstreamRawJson } from '../support/treering.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/treering');
@@ -72,6 +72,49 @@ test('tree-ring --version names the upstream CLI surface', () => {
   ok(r);
   assert.equal(r.stdout, `tree-ring ${TREE_RING_VERSION}\n`);
   assert.match(TREE_RING_VERSION, /^0\.15\.\d+$/);
+  // `agentscm tree-ring X` is `tree-ring X`, --version and the hook's error line included.
+  const via = agentscm(['tree-ring', '--version']);
+  ok(via);
+  assert.equal(via.stdout, r.stdout);
+  const other = agentscm(['authority', '--version']);
+  assert.equal(other.code, 2, other.stdout);
+  const hook = agentscm(['tree-ring', 'integrations', 'hook', '--harness', 'bogus', '--input-json-stdin'], { input: '{}' });
+  assert.equal(hook.code, 1);
+  assert.match(hook.stderr, /^tree-ring: hook error: /);
+});
+
+test('messages never echo secret-shaped input', () => {
+  const dir = initProject();
+  const secret = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+  const cases = [
+    ['remember', 'a', secret, '--event-type', 'note'],
+    ['remember', 'a', '--event-type', 'note', `--token=${secret}`],
+    [secret],
+    ['export', '--output', `/nonexistent/${secret}`],
+    ['recall', 'x', secret],
+    ['forget', 'x', '--mode', secret, '--reason', 'r'],
+  ];
+  for (const args of cases) {
+    const r = tr(dir, args);
+    fails(r);
+    assert.ok(!r.stderr.includes(secret.slice(4)), `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /\[REDACTED\]/, args.join(' '));
+  }
+  const viaAgentscm = agentscm(['tree-ring', 'remember', 'a', secret, '--event-type', 'note']);
+  assert.equal(viaAgentscm.code, 2);
+  assert.ok(!viaAgentscm.stderr.includes(secret.slice(4)), viaAgentscm.stderr);
+  for (const args of [['forget', secret, '--reason', 'r'], ['forget', secret, '--reason', 'r', '--json']]) {
+    const r = tr(dir, args);
+    ok(r);
+    assert.ok(!r.stdout.includes(secret.slice(4)), r.stdout);
+  }
+});
+
+test('recall refuses a scope or ring that does not exist (it would match nothing)', () => {
+  const dir = initProject();
+  fails(tr(dir, ['recall', 'x', '--scope', 'bogus']), /invalid scope/);
+  fails(tr(dir, ['recall', 'x', '--ring', 'outer', '--ring', 'bogus']), /invalid ring/);
+  ok(tr(dir, ['recall', 'x', '--scope', 'project', '--ring', 'outer']));
 });
 
 test('init creates a schema-3 store, the guidance files, and is repeatable', () => {
@@ -335,6 +378,12 @@ test('export and import round-trip; dry run writes nothing; duplicates skipped o
   assert.equal(json<{ skipped_duplicate_count: number }>(tr(dst, ['import', 'all.jsonl', '--json'])).skipped_duplicate_count, 2);
   assert.equal(json<{ replaced_count: number }>(tr(dst, ['import', 'all.jsonl', '--replace-existing', '--json'])).replaced_count, 2);
   assert.equal(json<Hit[]>(tr(dst, ['recall', 'queues', '--json'])).length, 1);
+  // "-" is stdin, as the help says, wherever it stands.
+  const stdin = tempProject();
+  const piped = tr(stdin, ['import', '-', '--json'], {}, { input: fs.readFileSync(path.join(src, 'all.jsonl')) });
+  ok(piped);
+  assert.equal(json<{ inserted_count: number }>(piped).inserted_count, 2);
+  assert.equal(json<{ skipped_duplicate_count: number }>(tr(stdin, ['--root', '.tree-ring', 'import', '-', '--json'], {}, { input: fs.readFileSync(path.join(src, 'all.jsonl')) })).skipped_duplicate_count, 2);
   // One bad line: nothing is written.
   fs.writeFileSync(path.join(dst, 'bad.jsonl'), `${JSON.stringify({ id: 'mem_ok_1', created_at: 'x', updated_at: 'x', event_type: 'lesson', summary: 'fine' })}\n{"id":"mem_bad","summary":"token ghp_abcdefghijklmnopqrstuvwxyz0123456789","event_type":"lesson","created_at":"x","updated_at":"x"}\n`);
   fails(tr(dst, ['import', 'bad.jsonl']), /blocked/);

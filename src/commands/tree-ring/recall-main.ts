@@ -5,6 +5,7 @@
 
 import { runHookBundle } from '../../cli/hook-entry.js';
 import type { Program } from '../../cli/run.js';
+import { redactSecrets } from '../../core/treering/sensitivity.js';
 import { TREE_RING_VERSION } from '../../version.js';
 import { RECALL_SPEC } from './recall-spec.js';
 
@@ -15,6 +16,7 @@ const PROGRAM: Program = {
   commands: [RECALL_SPEC],
   groups: [],
   defaultErrorPolicy: 'tree-ring',
+  redact: redactSecrets,
 };
 
 // No top-level await: the bundle is CommonJS.

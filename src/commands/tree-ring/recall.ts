@@ -2,7 +2,8 @@
 // This module's import graph is kept small (no zod): recall runs on every agent turn.
 
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { eventToJson, formatF64 } from '../../core/treering/model.js';
+import { usageError } from '../../core/errors.js';
+import { eventToJson, formatF64, RINGS, SCOPES } from '../../core/treering/model.js';
 import { recall, type RecallResult } from '../../core/treering/recall.js';
 import { openForReading } from '../../core/treering/store/schema.js';
 import { flag, identity, list, rootOf, str, uint } from './common.js';
@@ -21,13 +22,18 @@ function resultJson(r: RecallResult): string {
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const root = rootOf(ctx, inv);
   const id = identity(ctx, inv);
+  // A filter that names no scope or ring would match nothing: refused as remember refuses it.
+  const scope = str(inv, 'scope');
+  if (scope !== undefined && !(SCOPES as readonly string[]).includes(scope)) throw usageError('invalid scope');
+  const rings = list(inv, 'ring');
+  if (rings?.some((r) => !(RINGS as readonly string[]).includes(r))) throw usageError('invalid ring');
   const options = {
     project: str(inv, 'project'),
     agentProfile: id.agentProfile,
     workflowId: id.workflowId,
     sessionId: id.sessionId,
-    scope: str(inv, 'scope'),
-    rings: list(inv, 'ring'),
+    scope,
+    rings,
     eventTypes: list(inv, 'event-type'),
     includeSensitive: flag(inv, 'include-sensitive'),
     includeSuperseded: flag(inv, 'include-superseded'),

@@ -63,6 +63,22 @@ export function isSecretLike(text: string): boolean {
   return classifyText(text) === 'secret';
 }
 
+/**
+ * text with every secret-shaped run replaced by [REDACTED]: what a message that quotes its input (an
+ * unexpected argument, an unknown option, a missing id) prints instead of the input itself.
+ */
+export function redactSecrets(text: string): string {
+  let out = text;
+  let lower: string | undefined;
+  for (const p of SECRET_PATTERNS) {
+    const t = p.caseless ? (lower ??= out.toLowerCase()) : out;
+    if (!p.needles.some((n) => t.includes(n)) || !p.re.test(out)) continue;
+    out = out.replace(new RegExp(p.re.source, `${p.re.flags}g`), '[REDACTED]');
+    lower = undefined;
+  }
+  return out;
+}
+
 /** The error for a secret-like value: one fixed line that never contains the value. */
 export function secretBlocked(): AgentscmError {
   return new AgentscmError('BAD_INPUT', 'SECRET_BLOCKED', 'secret-like memory is blocked by policy');
