@@ -4,7 +4,7 @@
 import { parseStrictJson } from '../canonical/json.js';
 import { badInput } from '../errors.js';
 import { TREE_RING_VERSION } from '../../version.js';
-import { eventFromObject, eventToJson, normalizeLegacyPrivateScopeIdentity, nowIso, validateEvent, type MemoryEvent } from './model.js';
+import { eventFromObject, eventToJson, isSanitizedRedaction, normalizeLegacyPrivateScopeIdentity, nowIso, redactEvent, validateEvent, type MemoryEvent } from './model.js';
 import { detectEventSensitivity } from './sensitivity.js';
 
 export const EXPORT_RECORD_TYPE = 'tree_ring_memory_export';
@@ -78,11 +78,31 @@ export function decodeJsonl(input: string): DecodedJsonl {
   return { header, events };
 }
 
-/** Import normalization: a `normal` event whose text is sensitive is reclassified; secrets fail. */
+/** The summary a redaction leaves; migration tombstones every id whose summary is exactly this. */
+export const REDACTED_SUMMARY = '[REDACTED]';
+
+/**
+ * Whether an imported event is a redaction whose id must be tombstoned. Export schema 1 (upstream's)
+ * has no tombstone field, so the placeholder itself carries the fact, read by migration's rule.
+ */
+export function isImportedRedaction(e: MemoryEvent): boolean {
+  return e.summary === REDACTED_SUMMARY;
+}
+
+/**
+ * Import normalization: a `normal` event whose text is sensitive is reclassified; secrets fail. A
+ * redaction that still carries anything besides the placeholder (an older or hand-made export) is
+ * sanitized, since a tombstoned id may only hold the sanitized placeholder.
+ */
 export function normalizeImportEvent(e: MemoryEvent): MemoryEvent {
   normalizeLegacyPrivateScopeIdentity(e);
   const detected = detectEventSensitivity(e);
   if (e.sensitivity === 'normal' && detected !== 'normal') e.sensitivity = detected;
+  if (isImportedRedaction(e) && !isSanitizedRedaction(e)) {
+    const supersededBy = e.superseded_by;
+    redactEvent(e);
+    e.superseded_by = supersededBy;
+  }
   validateEvent(e);
   return e;
 }

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { AgentscmError, badInput, conflict, notFound } from '../errors.js';
 import { newEvent, type MemoryEvent } from './model.js';
-import { decodeJsonl, encodeJsonl, normalizeImportEvent } from './portable.js';
+import { decodeJsonl, encodeJsonl, isImportedRedaction, normalizeImportEvent } from './portable.js';
 import { detectEventSensitivity } from './sensitivity.js';
 import { authorizeCoordinatorAction, authorizeEventCreates, type WriteContext } from './store/policy.js';
 import { openForReading, openWritable, storePath, writeTransaction, type Db } from './store/schema.js';
@@ -17,6 +17,7 @@ import {
   redactInTransaction,
   sameWriteIntent,
   supersedeInTransaction,
+  tombstoneInTransaction,
   validateForStorage,
 } from './store/write.js';
 import { eventFromRawJson } from './model.js';
@@ -265,7 +266,11 @@ export function importJsonl(root: string, input: string, dryRun: boolean, replac
             report.inserted_count++;
           }
         }
-        for (const e of batch) putInTransaction(db, e);
+        for (const e of batch) {
+          // Tombstoned as it is written, so that a later line with content under the same id is refused.
+          putInTransaction(db, e);
+          if (isImportedRedaction(e)) tombstoneInTransaction(db, e.id);
+        }
         for (const e of batch) for (const old of e.supersedes) supersedeInTransaction(db, old, e.id);
         return { ok: true, value: report };
       }),

@@ -202,6 +202,9 @@ export function rotatePolicy(db: Db, ctx: WriteContext, label: string | null): P
 }
 
 export function disablePolicy(db: Db, ctx: WriteContext): PolicyStatus | AgentscmError {
+  // Disabling needs the current capability, and an open store has none to present: refuse like rotate,
+  // but write nothing (no audit row, no updated_at), so that a repeated disable leaves the store as it was.
+  if (policyRow(db).mode === 'open') return denied('coordinated policy is not enabled; there is nothing to disable');
   const auth = authorizeCoordinatorAction(db, ctx, 'policy_disable', null);
   if (!auth.allowed) return auth.error;
   db.prepare("UPDATE store_policy SET mode = 'open', capability_hash = NULL, coordinator_label = NULL, enabled_at = NULL, updated_at = ? WHERE id = 1").run(nowIso());

@@ -183,6 +183,11 @@ export function deleteInTransaction(db: Db, id: string): boolean {
   return r.changes > 0;
 }
 
+/** Marks an id redacted: from now on it only accepts the sanitized placeholder until hard-deleted. */
+export function tombstoneInTransaction(db: Db, id: string): void {
+  stmt(db, 'INSERT OR IGNORE INTO redaction_tombstones (memory_id) VALUES (?)').run(id);
+}
+
 /** Replaces the payload with the sanitized placeholder and tombstones the id. */
 export function redactInTransaction(db: Db, id: string): boolean {
   const e = getMemory(db, id);
@@ -192,7 +197,7 @@ export function redactInTransaction(db: Db, id: string): boolean {
   redactEvent(e);
   e.superseded_by = supersededBy;
   putInTransaction(db, e);
-  stmt(db, 'INSERT OR IGNORE INTO redaction_tombstones (memory_id) VALUES (?)').run(e.id);
+  tombstoneInTransaction(db, e.id);
   return true;
 }
 
