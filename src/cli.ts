@@ -314,7 +314,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     path: ['tree-ring', 'integrations', 'status'],
     summary: 'show each harness\'s activation state and next step (never creates .tree-ring)',
-    details: 'States: active, configured-awaiting-proof, active-isolated, needs-trust, needs-project-mount, needs-plugin, needs-user-review, unsupported, failed. --verbose adds last_recall_result_count and last_recall_query_class from the newest valid receipt.',
+    details: 'States: active, configured-awaiting-proof, active-isolated, needs-trust, needs-project-mount, needs-plugin, needs-user-review, unsupported, failed. In a project that was never initialised every maintained harness is failed (run tree-ring init). --verbose adds last_recall_result_count and last_recall_query_class from the newest valid receipt.',
     options: [
       TR_ROOT,
       { flag: 'source-root', value: 'DIR', help: 'the project root to inspect (its .tree-ring), instead of --root' },

@@ -165,17 +165,18 @@ export function desiredBridge(harness: MaintainedHarness, binding: AgentZeroBind
   }
 }
 
-/** Finds our marked block in a file's text: its exact text and the adapter whitespace before it. */
-export function findBlock(text: string): { text: string; separator: string; count: number } | undefined {
+/**
+ * Finds our marked block in a file's text: its exact text and how many begin markers there are.
+ * Nothing about the text around it (its offset, the whitespace before it) is returned: that text is
+ * the project's, and edits to it must not change what we record or verify.
+ */
+export function findBlock(text: string): { text: string; count: number } | undefined {
   const count = text.split(AGENTS_BLOCK_BEGIN).length - 1;
   const start = text.indexOf(AGENTS_BLOCK_BEGIN);
   if (start === -1) return undefined;
   const endAt = text.indexOf(AGENTS_BLOCK_END, start);
   if (endAt === -1) return undefined;
-  const block = text.slice(start, endAt + AGENTS_BLOCK_END.length);
-  const before = text.slice(0, start);
-  const separator = start === 0 ? '' : before.endsWith('\n\n') ? '\n\n' : before.endsWith('\n') ? '\n' : '';
-  return { text: block, separator, count };
+  return { text: text.slice(start, endAt + AGENTS_BLOCK_END.length), count };
 }
 
 export function recordFor(harness: MaintainedHarness, state: HarnessRecord['state'], bridgePath: string, files: readonly OwnedFile[], blocks: readonly ManagedBlock[]): HarnessRecord {

@@ -48,8 +48,14 @@ export interface InitResult {
   readonly harnesses: HarnessOutcome[];
 }
 
-/** Plans one harness against the current disk without writing. */
-export function planHarness(root: ActivationRoot, harness: MaintainedHarness, storeId: string, fingerprint: string): HarnessPlan {
+/**
+ * Plans one harness against the current disk without writing. A managed block's record depends only
+ * on the block itself, never on the project's text around it: we never write whitespace before our
+ * block (we create AGENTS.md starting with it, or the project places it), so the adapter-owned
+ * leading separator is empty, except that a separator `prior` (the manifest's record) already carries
+ * for this exact block is kept as recorded ownership rather than re-derived from the file.
+ */
+export function planHarness(root: ActivationRoot, harness: MaintainedHarness, storeId: string, fingerprint: string, prior?: HarnessRecord): HarnessPlan {
   const desired = desiredBridge(harness, { store_id: storeId, project_root_fingerprint: fingerprint });
   const writes: HarnessPlan['writes'] = [];
   const conflicts: string[] = [];
@@ -74,15 +80,18 @@ export function planHarness(root: ActivationRoot, harness: MaintainedHarness, st
   for (const b of desired.blocks) {
     const kind = safeKind(b.path);
     if (kind === 'unsafe') continue;
+    const sha256 = sha256Hex(b.text);
+    const recorded = prior?.managed_blocks.find((r) => r.path === b.path && r.block_id === b.block_id && r.sha256 === sha256);
+    const block: ManagedBlock = { path: b.path, block_id: b.block_id, sha256, leading_separator: recorded?.leading_separator ?? '' };
     if (kind === 'absent') {
       // A missing root AGENTS.md is created holding only our block; we own only that block.
       writes.push({ path: b.path, bytes: b.text + '\n', mode: 0o644 });
-      blocks.push({ path: b.path, block_id: b.block_id, sha256: sha256Hex(b.text), leading_separator: '' });
+      blocks.push(block);
     } else if (kind !== 'file') {
       conflicts.push(`${b.path} exists and is not a regular file`);
     } else {
       const found = findBlock(root.pfs.read(b.path)!.toString('utf8'));
-      if (found && found.count === 1 && found.text === b.text) blocks.push({ path: b.path, block_id: b.block_id, sha256: sha256Hex(b.text), leading_separator: found.separator });
+      if (found && found.count === 1 && found.text === b.text) blocks.push(block);
       else conflicts.push(found ? `${b.path} holds a changed Tree Ring block` : `${b.path} is the project's; it has no Tree Ring block (add the marked block by hand to enable Codex)`);
     }
   }
@@ -125,7 +134,7 @@ export function initActivation(root: ActivationRoot, opts: InitOptions): InitRes
     created.push('.tree-ring/');
   }
 
-  const plans = MAINTAINED_HARNESSES.map((h) => planHarness(root, h, storeId, fingerprint));
+  const plans = MAINTAINED_HARNESSES.map((h) => planHarness(root, h, storeId, fingerprint, existing?.harnesses[h]));
   const outcomes = new Map<MaintainedHarness, HarnessOutcome>();
   const records: Record<string, HarnessRecord> = {};
 
@@ -245,7 +254,7 @@ export function activateHarness(root: ActivationRoot, harness: MaintainedHarness
   const m = requireInitialized(root);
   const prior = m.harnesses[harness];
   // Missing owned material is planned as if absent, so compare against what init would record.
-  const plan = planHarness(root, harness, m.store_id, m.project_root_fingerprint);
+  const plan = planHarness(root, harness, m.store_id, m.project_root_fingerprint, prior);
   const review = (detail: string): ActivateResult => ({ harness_id: harness, dry_run: dryRun, state: 'needs-user-review', changed_paths: [], detail, next_step: nextStep('needs-user-review', harness) });
   if (!prior) return review('no managed activation record; adding one would mutate .tree-ring/activation.json');
   if (plan.conflicts.length > 0) return review(plan.conflicts.join('; '));

@@ -138,14 +138,15 @@ export function deriveStatus(root: ActivationRoot, env: NodeJS.ProcessEnv, now: 
       harnesses: [...MAINTAINED_HARNESSES.map((h) => row(h, ADAPTERS[h].displayName, 'needs-project-mount', { detail: 'the project root is not reachable' })), ...unsupported],
     };
   }
+  // Never initialised: the project root is reachable (so not needs-project-mount, Agent Zero included)
+  // and no bridge or manifest exists to review (so not needs-user-review); detection has a concrete
+  // diagnostic, which the protocol calls failed.
   if (rootKind(root) === 'absent') {
     return {
       root: '.tree-ring',
       initialized: false,
       harnesses: [
-        ...MAINTAINED_HARNESSES.map((h) =>
-          row(h, ADAPTERS[h].displayName, h === 'agent-zero' ? 'needs-project-mount' : 'failed', { detail: 'no .tree-ring root in this project', next_step: 'run tree-ring init in the project root' }),
-        ),
+        ...MAINTAINED_HARNESSES.map((h) => row(h, ADAPTERS[h].displayName, 'failed', { detail: 'no .tree-ring root in this project', next_step: 'run tree-ring init in the project root' })),
         ...unsupported,
       ],
     };
