@@ -96,7 +96,8 @@ describe('task-stop hooks against a real Hub', () => {
       assert.equal(doc.subject_current, true);
       assert.deepEqual(doc.next, { operation: 'collector_claim', task_id: taskId });
       assert.ok(doc.failures.some((f: { task_id: string; code: string }) => f.task_id === taskId && /^[A-Za-z0-9._-]+$/.test(f.code)));
-      assert.match(doc.next_action, /agent-task collect/);
+      // The claim comes first: collect runs only on a claimed attempt.
+      assert.match(doc.next_action, /agent-task collector-claim\).*agent-task collect\)/);
       assert.equal(doc.local, undefined);
     });
   }
@@ -524,6 +525,65 @@ describe('install-stop and init-repo', () => {
     fs.writeFileSync(path.join(project, '.codex', 'hooks.json'), '{"hooks": 1}');
     r = agentscm(args('codex'));
     assert.equal(r.code, 3, 'a config of the wrong shape is not overwritten');
+  });
+
+  test('install-stop keeps every value and group of the user, takes a blank file as empty, and writes only into the project', () => {
+    const s = adminSetup();
+    const args = (project: string) => [
+      'install-stop', 'c1', '--host', 'claude-code', '--project', project, '--data-dir', s.dataDir, '--endpoint', 'http://127.0.0.1:9',
+      '--repository', REPO, '--profile', PROFILE, '--token-file', s.tokenFile,
+    ];
+    const project = tempDir('project');
+    fs.mkdirSync(path.join(project, '.claude'));
+    const file = path.join(project, '.claude', 'settings.json');
+    fs.writeFileSync(file, '  \n');
+    let r = agentscm(args(project));
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).hooks.Stop.length, 1);
+    // An integer beyond 2^53 and an empty group of the user's are kept as they are.
+    fs.writeFileSync(file, '{"big": 12345678901234567890, "hooks": {"Stop": [{"matcher": "", "hooks": [], "note": "user group"}]}}');
+    r = agentscm(args(project));
+    assert.equal(r.code, 0, r.stderr);
+    const text = fs.readFileSync(file, 'utf8');
+    assert.match(text, /"big": 12345678901234567890,/);
+    const doc = JSON.parse(text);
+    assert.equal(doc.hooks.Stop.length, 2);
+    assert.deepEqual(doc.hooks.Stop[0], { matcher: '', hooks: [], note: 'user group' });
+    r = agentscm(args(project));
+    assert.match(r.stdout, /^already installed/m);
+    assert.equal(fs.readFileSync(file, 'utf8'), text);
+    // A symlinked .claude would send the write elsewhere: refused, nothing written there.
+    const other = tempDir('project');
+    const elsewhere = tempDir('elsewhere');
+    fs.symlinkSync(elsewhere, path.join(other, '.claude'));
+    r = agentscm(args(other));
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.deepEqual(fs.readdirSync(elsewhere), []);
+  });
+
+  test('init-repo checks every file before it writes any; nothing goes through a symlinked directory', () => {
+    const dir = tempDir('repo');
+    fs.writeFileSync(path.join(dir, 'AGENTS.md'), '# user\n');
+    fs.mkdirSync(path.join(dir, '.cursor/rules/agentscm-workflow-tasks.mdc'), { recursive: true });
+    let r = agentscm(['init-repo', '--dir', dir]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(fs.readFileSync(path.join(dir, 'AGENTS.md'), 'utf8'), '# user\n');
+    const fileDir = tempDir('repo');
+    fs.writeFileSync(path.join(fileDir, '.github'), 'x');
+    r = agentscm(['init-repo', '--dir', fileDir]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(fs.existsSync(path.join(fileDir, 'AGENTS.md')), false);
+    const linked = tempDir('repo');
+    const elsewhere = tempDir('elsewhere');
+    fs.symlinkSync(elsewhere, path.join(linked, '.cursor'));
+    r = agentscm(['init-repo', '--dir', linked]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.deepEqual(fs.readdirSync(elsewhere), []);
+    assert.equal(fs.existsSync(path.join(linked, 'AGENTS.md')), false);
+    // The block names the claim before the collection.
+    const ok = tempDir('repo');
+    assert.equal(agentscm(['init-repo', '--dir', ok]).code, 0);
+    assert.match(fs.readFileSync(path.join(ok, 'AGENTS.md'), 'utf8'), /`collector_claim` → `agentscm agent-task collector-claim` for that task, then\n`agentscm agent-task collect`/);
   });
 
   test('init-repo writes the managed block and replaces it in place, other bytes untouched', () => {

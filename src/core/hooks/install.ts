@@ -8,7 +8,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseStrictJson } from '../canonical/json.js';
+import { randomBytes } from 'node:crypto';
+import { outputJson, parseStrictJson, type JsonValue } from '../canonical/json.js';
 import { badInput } from '../errors.js';
 import { lstatOrUndefined, replaceDurably } from '../fs/safe.js';
 import type { StopHost } from './stop-guard.js';
@@ -80,12 +81,13 @@ function isOurs(handler: unknown, host: StopHost, change: string): boolean {
 export function mergeStopHook(existing: string | undefined, host: StopHost, change: string, command: string): { text: string; changed: boolean } {
   let doc: Obj = {};
   if (existing !== undefined && existing.trim() !== '') {
+    // Strict (duplicate keys, size) and lossless: an integer beyond 2^53 is written back as it was.
+    let v: JsonValue;
     try {
-      parseStrictJson(existing, { maxBytes: CONFIG_MAX_BYTES, what: 'hook config' }); // duplicate keys and size
+      v = parseStrictJson(existing, { maxBytes: CONFIG_MAX_BYTES, what: 'hook config' });
     } catch {
       throw badInput('the existing hook config is not one JSON document; fix or move it first', 'BAD_HOOK_CONFIG');
     }
-    const v: unknown = JSON.parse(existing);
     if (!isObj(v)) throw badInput('the existing hook config is not a JSON object', 'BAD_HOOK_CONFIG');
     doc = v;
   }
@@ -99,25 +101,37 @@ export function mergeStopHook(existing: string | undefined, host: StopHost, chan
   const newGroups = groups
     .map((g) => {
       if (!isObj(g) || !Array.isArray(g.hooks)) return g;
+      if (!g.hooks.some((h: unknown) => isOurs(h, host, change))) return g;
       const hs = g.hooks.flatMap((h: unknown) => {
         if (!isOurs(h, host, change)) return [h];
         if (placed) return [];
         placed = true;
         return [handler];
       });
+      // A group left empty by removing a duplicate of ours goes; any other group stays as it was.
       return hs.length === 0 ? undefined : { ...g, hooks: hs };
     })
     .filter((g) => g !== undefined);
   if (!placed) newGroups.push({ hooks: [handler] });
   const out = { ...doc, hooks: { ...hooks, Stop: newGroups } };
-  const text = JSON.stringify(out, null, 2) + '\n';
-  if (existing !== undefined && JSON.stringify(JSON.parse(existing)) === JSON.stringify(out)) return { text: existing, changed: false };
-  return { text, changed: true };
+  if (existing !== undefined && outputJson(doc) === outputJson(out as JsonValue)) return { text: existing, changed: false };
+  return { text: indentedJson(out), changed: true };
+}
+
+/** JSON.stringify(v, null, 2) that writes a bigint (an integer beyond 2^53 read from the file) exactly. */
+function indentedJson(v: unknown): string {
+  // Each bigint goes out as a string with a random tag no file holds, then loses its quotes and tag.
+  const tag = `bigint-${randomBytes(12).toString('hex')}:`;
+  const text = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${tag}${x.toString(10)}` : x), 2);
+  return text.replace(new RegExp(`"${tag}(-?[0-9]+)"`, 'g'), '$1') + '\n';
 }
 
 /** Reads, merges and writes the host's config; refuses a symlinked config. */
 export function installStopHook(host: StopHost, project: string, change: string, command: string): { file: string; changed: boolean } {
   const file = configFile(host, project);
+  // .claude or .codex must be the project's own directory: a symlink would send the write elsewhere.
+  const dir = lstatOrUndefined(path.dirname(file));
+  if (dir && (dir.isSymbolicLink() || !dir.isDirectory())) throw badInput(`${path.dirname(file)} is not a directory of the project; refusing to write into it`, 'BAD_HOOK_CONFIG');
   const st = lstatOrUndefined(file);
   if (st && !st.isFile()) throw badInput(`${file} is not a regular file; refusing to change it`, 'BAD_HOOK_CONFIG');
   const existing = st ? fs.readFileSync(file, 'utf8') : undefined;

@@ -39,7 +39,7 @@ export type ErrorCategory = keyof typeof ERROR_CATEGORIES;
 /** The fixed sentence for each next.operation (and for a check that could not run). */
 export const NEXT_ACTIONS: Record<NextStep['operation'] | 'error', string> = {
   collector_claim:
-    'Run the task named in next through the enrolled collector (agentscm agent-task collect), then check qualification and try to finish again.',
+    'Claim the task named in next for the enrolled collector (agentscm agent-task collector-claim), run it on the claimed attempt (agentscm agent-task collect), then check qualification and try to finish again.',
   reconcile: 'Reconcile the unresolved attempt of the task named in next (agentscm agent-task reconcile or MCP), then try to finish again.',
   collector_finalize: 'Finalize the collected evidence (agentscm agent-task collector-finalize or MCP), then try to finish again.',
   checkpoint:
