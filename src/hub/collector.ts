@@ -261,6 +261,9 @@ export function importTransfer(journal: Journal, authority: Authority, actor: To
       const existing = journal.db.prepare('SELECT transfer_digest FROM transfers WHERE attempt_id = ?').get(a.attempt_id);
       if (existing) throw conflict('transfer_exists', 'this attempt already has a retained transfer');
       if (a.state !== 'leased') throw conflict('attempt_not_leased', `the attempt is ${a.state}`);
+      // As for a result: an expired lease is not current execution authority (the attempt is
+      // uncertain until reconciled), whatever the transfer says it observed.
+      if (now >= a.lease_expires_at) throw conflict('lease_expired', 'the lease expired: reconcile the attempt');
       const ca = collectorAttempt(journal, a.attempt_id);
       if (!ca || ca.grant_generation !== h.origin.grant_generation) throw conflict('binding_mismatch', 'the transfer\'s grant is not the claim\'s');
 

@@ -201,6 +201,45 @@ describe('agent-task collect', () => {
     assert.deepEqual({ ...b, replayed: false }, a);
   });
 
+  it('an expired lease runs nothing; a transfer that arrives after its lease expired is refused', async () => {
+    const shortClaim = (change: string, leaseMs: number): Claimed => {
+      const a = json(agentscm(['agent-task', 'collector-claim', change, ...hubArgs(rig), '--step', 'check', '--lease-ms', String(leaseMs), '--executor-id', 'collector-1', '--json']));
+      const att = a.attempt as Record<string, unknown>;
+      return { task_id: String(att.task_id), attempt_id: String(att.attempt_id), fence: Number(att.fence) };
+    };
+    const reserved = (attemptId: string) => {
+      try {
+        executionDir(rig, attemptId);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    restoreWorkspace(rig);
+    checkpoint(rig, 'expired');
+    const c = shortClaim('expired', 1000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const r = collect(rig, 'expired', c);
+    assert.equal(r.code, 7, r.stdout + r.stderr);
+    assert.match(r.stdout, /ATTEMPT_NOT_APPLICABLE/);
+    assert.equal(reserved(c.attempt_id), false, 'nothing was reserved, so nothing ran');
+
+    // A signed transfer retained in time but uploaded after the lease expired (the collector was killed
+    // before its upload): the Hub refuses it, and the task stays unresolved until reconciled.
+    checkpoint(rig, 'late');
+    const claimedAt = Date.now();
+    const late = shortClaim('late', 4000);
+    const killed = collect(rig, 'late', late, { AGENTSCM_FAULT: 'after-retain' });
+    assert.equal(killed.code, -1, killed.stdout + killed.stderr);
+    await new Promise((r) => setTimeout(r, Math.max(0, claimedAt + 4500 - Date.now())));
+    const lr = retryUpload(rig, late);
+    assert.equal(lr.code, 7, lr.stdout + lr.stderr);
+    assert.match(lr.stdout, /LEASE_EXPIRED/);
+    const q = qualification(rig, 'late');
+    assert.equal(q.doc.qualified, false);
+    assert.equal((q.doc.tasks as Record<string, unknown>[]).find((t) => t.task_id === late.task_id)!.state, 'uncertain');
+  });
+
   it('the upload route refuses a declared body over 16 MiB before reading it', async () => {
     const token = fs.readFileSync(rig.tokenFile, 'utf8').trim();
     const url = new URL(rig.hub.url);

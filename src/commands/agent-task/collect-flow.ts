@@ -96,8 +96,12 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
     const statusCheck = async (when: string, pending?: Promise<Record<string, JsonValue>>) => {
       const s = await (pending ?? statusRead());
       const att = s.attempt as Record<string, JsonValue> | null;
-      if (s.subject_current !== true || !att || att.state !== 'leased' || att.fence !== d.fence) {
-        throw conflict(`the attempt is no longer applicable ${when} (state ${String(att?.state)}, subject_current ${String(s.subject_current)})`, 'ATTEMPT_NOT_APPLICABLE');
+      // A leased attempt past its lease is not current execution authority: nothing runs for it.
+      if (s.subject_current !== true || !att || att.state !== 'leased' || att.fence !== d.fence || att.currently_applicable !== true) {
+        throw conflict(
+          `the attempt is no longer applicable ${when} (state ${String(att?.state)}, currently_applicable ${String(att?.currently_applicable)}, subject_current ${String(s.subject_current)})`,
+          'ATTEMPT_NOT_APPLICABLE',
+        );
       }
     };
 
