@@ -13,7 +13,7 @@ import type { SnapshotStore } from '../core/native/snapshot.js';
 import { HubError, notFoundError } from './errors.js';
 import type { AttemptRow, Journal } from './journal.js';
 import { evidenceCurrent, priorUnresolved } from './claims.js';
-import { liveReceipt } from './collector.js';
+import { liveReceipt, transferLive } from './collector.js';
 
 export type TaskState = 'pending' | 'claimed' | 'succeeded' | 'failed' | 'uncertain' | 'blocked';
 export type NextStep = { operation: 'collector_claim' | 'reconcile'; task_id: string } | { operation: 'collector_finalize' | 'checkpoint' | 'none' };
@@ -70,7 +70,13 @@ function attemptState(ctx: ReadContext, a: AttemptRow, now: number): { state: Ta
       return now < a.lease_expires_at ? { state: 'claimed', code: 'attempt_in_progress' } : { state: 'uncertain', code: 'attempt_expired' };
     case 'finished':
       // Revocation (or a newer epoch) of the executor wins over evidence retained earlier.
-      if (a.outcome === 'passed') return evidenceCurrent(ctx.authority, a) ? { state: 'succeeded', code: undefined } : { state: 'failed', code: 'authorization_changed' };
+      if (a.outcome === 'passed') {
+        // The same live checks finalize applies: a collector's transfer also needs its profile
+        // installation and its originating grant to be current, or next would offer a finalize that
+        // can only be refused.
+        if (!evidenceCurrent(ctx.authority, a) || (a.kind === 'collector' && !collectorTransferLive(ctx, a))) return { state: 'failed', code: 'authorization_changed' };
+        return { state: 'succeeded', code: undefined };
+      }
       // A finished attempt is resolved, whatever it reported: only an expired or cancelled one is
       // uncertain until reconciled (and reconcile refuses a finished attempt).
       if (a.outcome === 'failed') return { state: 'failed', code: a.outcome_code ?? 'result_failed' };
@@ -80,6 +86,14 @@ function attemptState(ctx: ReadContext, a: AttemptRow, now: number): { state: Ta
     case 'replaced':
       return { state: 'pending', code: 'task_pending' };
   }
+}
+
+/** Whether a passed collector attempt's retained transfer is still live (transferLive). */
+function collectorTransferLive(ctx: ReadContext, a: AttemptRow): boolean {
+  const t = ctx.journal()?.stmt('SELECT registration_id, collector_profile_install_id, grant_generation FROM transfers WHERE attempt_id = ?').get(a.attempt_id) as
+    | { registration_id: string; collector_profile_install_id: string; grant_generation: string }
+    | undefined;
+  return t !== undefined && transferLive(ctx.authority, t);
 }
 
 /** Every task's state from the journal, then graph blocking (a dependency that failed or is unsure). */

@@ -58,6 +58,24 @@ describe('agent-task collect', () => {
     assert.equal(qualification(rig, 'pass').doc.qualified, false);
   });
 
+  it('a passing transfer whose profile was reinstalled before finalize is authorization_changed, not a finalize to offer', () => {
+    restoreWorkspace(rig);
+    checkpoint(rig, 'reinstall');
+    const c = claim(rig, 'reinstall');
+    assert.equal(collect(rig, 'reinstall', c).code, 0);
+    assert.deepEqual(qualification(rig, 'reinstall').doc.next, { operation: 'collector_finalize' });
+    installProfile(rig, profileDoc(rig, ['sh', './check.sh'])); // a new installation: the transfer's is no longer current
+    try {
+      const q = qualification(rig, 'reinstall');
+      assert.equal(q.doc.qualified, false);
+      assert.deepEqual(q.doc.failures, [{ task_id: c.task_id, code: 'authorization_changed' }]);
+      assert.notDeepEqual(q.doc.next, { operation: 'collector_finalize' });
+      assert.equal(finalize(rig, 'reinstall').code, 7);
+    } finally {
+      installProfile(rig, profileDoc(rig));
+    }
+  });
+
   it('a collect refused before dispatch ends with its error: the early engine reads and the idle staging worker do not hold the process', () => {
     const r = collect(rig, 'never-checkpointed', { task_id: 'task-none', attempt_id: 'att-none' } as Claimed);
     assert.ok(r.code !== 0 && r.code !== -1, `exit ${r.code}: ${r.stderr}`);
