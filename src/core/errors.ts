@@ -36,7 +36,7 @@ export const EXIT_CODE_MEANINGS: Record<keyof typeof EXIT_CODES, string> = {
   LOCAL_STATE: 'local state error: missing, unsafe (symlink, loose permissions) or corrupt store or key',
   VERIFY_FAILED: 'a signature or digest did not verify',
   SCHEMA_MISMATCH: 'the Hub does not support the requested schema version',
-  RUNTIME_UNAVAILABLE: 'the container runtime is unavailable or does not match its pinned identity',
+  RUNTIME_UNAVAILABLE: 'the container runtime is unavailable: no engine answers, or the pinned image is not in it (an engine whose identity changed since it was pinned is a conflict, 7)',
   NOT_FOUND: 'the named object does not exist',
 };
 
