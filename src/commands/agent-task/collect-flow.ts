@@ -21,6 +21,7 @@ import { createProgressReporter, type ProgressReporter } from '../../collectors/
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { acquireCollectLock } from '../../collectors/collect-lock.js';
 import { CollectorSession, localSubject, malformed, pickTask } from './collector-calls.js';
 
 /** The engine connection and its identity reads, started by the command's entry before anything else. */
@@ -42,6 +43,25 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
   const keyDir = stringOpt(inv, 'key-dir');
   const stateDir = optionalStringOpt(inv, 'state-dir') ?? path.join(keyDir, 'state');
   const attemptId = idOpt(inv, 'attempt-id');
+  // One collect per attempt at a time: taken before anything is staged, reserved or placed, and held
+  // until this run ends, whatever way it ends (a run that dies leaves it to be taken over).
+  const lock = acquireCollectLock(stateDir, attemptId);
+  try {
+    return await collectLocked(ctx, inv, engine, stager, { dataDir, keyDir, stateDir, attemptId });
+  } finally {
+    lock.release();
+  }
+}
+
+interface CollectDirs {
+  readonly dataDir: string;
+  readonly keyDir: string;
+  readonly stateDir: string;
+  readonly attemptId: string;
+}
+
+async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () => Promise<EngineReads>, stager: Stager, dirs: CollectDirs): Promise<CommandResult> {
+  const { dataDir, keyDir, stateDir, attemptId } = dirs;
   const { subject, tasks } = localSubject(inv);
   const task = pickTask(inv, tasks);
   const session = new CollectorSession(inv, 120_000);
