@@ -3,7 +3,6 @@
 // The build bundles this module with what it imports, zod included, into one CommonJS file with V8's
 // code cache, which is what collect.ts runs (scripts/bundle-hook.ts says what stays outside).
 
-import * as path from 'node:path';
 import { Authority } from '../../core/authority/store.js';
 import { canonicalJson, type JsonValue } from '../../core/canonical/json.js';
 import type { Descriptor } from '../../core/contract/collector.js';
@@ -20,8 +19,9 @@ import type { Stager } from '../../collectors/stager.js';
 import { createProgressReporter, type ProgressReporter } from '../../collectors/progress.js';
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { idArg, idOpt, repositoryOpt, stringOpt } from '../options.js';
 import { acquireCollectLock } from '../../collectors/collect-lock.js';
+import { collectorDirs } from './collector-dirs.js';
 import { CollectorSession, localSubject, malformed, pickTask } from './collector-calls.js';
 
 /** The engine connection and its identity reads, started by the command's entry before anything else. */
@@ -40,8 +40,7 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
   // digest uses it from the first on, instead of cold plain-JavaScript SHA-256 (core/crypto/lazy.ts).
   nodeCrypto();
   const dataDir = stringOpt(inv, 'data-dir');
-  const keyDir = stringOpt(inv, 'key-dir');
-  const stateDir = optionalStringOpt(inv, 'state-dir') ?? path.join(keyDir, 'state');
+  const { keyDir, stateDir } = collectorDirs(inv);
   const attemptId = idOpt(inv, 'attempt-id');
   // One collect per attempt at a time: taken before anything is staged, reserved or placed, and held
   // until this run ends, whatever way it ends (a run that dies leaves it to be taken over).
