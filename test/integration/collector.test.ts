@@ -226,6 +226,34 @@ describe('agent-task collect', () => {
     assert.equal(retainedTransfers(rig, c.attempt_id).count, 0);
   });
 
+  it('after a new checkpoint, collect uploads an attempt\'s retained transfer again (as retry-upload does)', () => {
+    restoreWorkspace(rig);
+    // Retained but not uploaded (killed after retention), then the Change moves on.
+    checkpoint(rig, 'moved-on');
+    const c = claim(rig, 'moved-on');
+    assert.equal(collect(rig, 'moved-on', c, { AGENTSCM_FAULT: 'after-retain' }).code, -1);
+    checkpoint(rig, 'moved-on');
+    const r = collect(rig, 'moved-on', c);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const out = json(r);
+    assert.equal(out.resumed, true);
+    assert.equal(out.outcome, 'passed');
+    assert.equal((out.upload as Record<string, unknown>).replayed, false);
+    assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+
+    // Uploaded already, and another checkpoint: the Hub answers with its retained view.
+    checkpoint(rig, 'moved-on');
+    const again = collect(rig, 'moved-on', c);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.equal((json(again).upload as Record<string, unknown>).replayed, true);
+    assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+
+    // An attempt with nothing retained is still refused for a task the current subject does not have.
+    const none = collect(rig, 'moved-on', { ...c, attempt_id: 'att-never-collected' });
+    assert.equal(none.code, 13, none.stdout + none.stderr);
+    assert.equal((json(none) as { error: { code: string } }).error.code, 'TASK_NOT_FOUND');
+  });
+
   it('collector-claim run again with the same --request-id is the identical request: the retained outcome', () => {
     restoreWorkspace(rig);
     checkpoint(rig, 'claim-retry');
