@@ -7,6 +7,7 @@
 //   executions/<E>/transfer.bin       create-only: the signed transfer, retained before upload
 //   executions/<E>/upload.json        the Hub's answer to the upload (replaced durably)
 //   snapshots/<S>/                    the materialized snapshot (S: one digest component)
+//   locks/<L>.lock                    the attempt's collect lock while a collect runs (collect-lock.ts)
 // E and S are digests of the attempt's identity, so a rerun of collect finds its own state.
 //
 // Reopening retained state never reruns a command: a retained transfer is only uploaded again; a
@@ -102,7 +103,10 @@ export interface Reservation {
   readonly reserved_at: string;
 }
 
-/** Durably reserves the execution, or returns the reservation that already exists. */
+/**
+ * Durably reserves the execution, or returns the reservation that already exists. The caller holds the
+ * attempt's collect lock (collect-lock.ts): a reservation found here was left by a run that has ended.
+ */
 export function reserve(stateDir: string, d: CollectDescriptor): { paths: ExecutionPaths; reservation: Reservation; fresh: boolean } {
   ensurePrivateDir(stateDir, 'collector state dir');
   ensurePrivateDir(path.join(stateDir, 'executions'), 'collector state dir');

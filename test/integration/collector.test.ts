@@ -205,6 +205,73 @@ describe('agent-task collect', () => {
     assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
   });
 
+  it('collect resolves a relative --key-dir against the current directory', () => {
+    restoreWorkspace(rig);
+    checkpoint(rig, 'relkey');
+    const c = claim(rig, 'relkey');
+    const args = ['agent-task', 'collect', 'relkey', ...hubArgs(rig), '--task-id', c.task_id, '--attempt-id', c.attempt_id, '--json'];
+    const r = agentscm([...args, '--key-dir', path.relative(rig.root, rig.keyDir)], { env: rig.env, cwd: rig.root, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(json(r).outcome, 'passed');
+    assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+  });
+
+  it('collect refuses a state dir with ":" (which no bind mount can carry) before writing anything, naming the option', () => {
+    restoreWorkspace(rig);
+    checkpoint(rig, 'colon');
+    const c = claim(rig, 'colon');
+    const args = ['agent-task', 'collect', 'colon', ...hubArgs(rig), '--task-id', c.task_id, '--attempt-id', c.attempt_id, '--json'];
+    // The enrolled key, in a key dir whose name has a ":" (so its default state dir has one too).
+    const colonKey = path.join(rig.root, 'key:copy');
+    fs.mkdirSync(colonKey, { mode: 0o700 });
+    for (const n of fs.readdirSync(rig.keyDir)) if (fs.statSync(path.join(rig.keyDir, n)).isFile()) fs.copyFileSync(path.join(rig.keyDir, n), path.join(colonKey, n));
+    const before = fs.readdirSync(colonKey).sort();
+    const k = agentscm([...args, '--key-dir', colonKey], { env: rig.env, timeoutMs: 120_000 });
+    assert.equal(k.code, 3, k.stdout + k.stderr);
+    const kd = json(k) as { error: { code: string; message: string } };
+    assert.equal(kd.error.code, 'BAD_STATE_DIR');
+    assert.match(kd.error.message, /--key-dir/);
+    assert.deepEqual(fs.readdirSync(colonKey).sort(), before, 'nothing was written under the key dir');
+
+    const colonState = path.join(rig.root, 'state:here');
+    const s = agentscm([...args, '--key-dir', rig.keyDir, '--state-dir', colonState], { env: rig.env, timeoutMs: 120_000 });
+    assert.equal(s.code, 3, s.stdout + s.stderr);
+    const sd = json(s) as { error: { code: string; message: string } };
+    assert.equal(sd.error.code, 'BAD_STATE_DIR');
+    assert.match(sd.error.message, /--state-dir/);
+    assert.equal(fs.existsSync(colonState), false, 'the state dir was not created');
+    assert.throws(() => executionDir(rig, c.attempt_id), /no execution dir/, 'nothing was reserved in the key dir\'s state either');
+    assert.equal(retainedTransfers(rig, c.attempt_id).count, 0);
+  });
+
+  it('after a new checkpoint, collect uploads an attempt\'s retained transfer again (as retry-upload does)', () => {
+    restoreWorkspace(rig);
+    // Retained but not uploaded (killed after retention), then the Change moves on.
+    checkpoint(rig, 'moved-on');
+    const c = claim(rig, 'moved-on');
+    assert.equal(collect(rig, 'moved-on', c, { AGENTSCM_FAULT: 'after-retain' }).code, -1);
+    checkpoint(rig, 'moved-on');
+    const r = collect(rig, 'moved-on', c);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const out = json(r);
+    assert.equal(out.resumed, true);
+    assert.equal(out.outcome, 'passed');
+    assert.equal((out.upload as Record<string, unknown>).replayed, false);
+    assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+
+    // Uploaded already, and another checkpoint: the Hub answers with its retained view.
+    checkpoint(rig, 'moved-on');
+    const again = collect(rig, 'moved-on', c);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.equal((json(again).upload as Record<string, unknown>).replayed, true);
+    assert.deepEqual(retainedTransfers(rig, c.attempt_id), { count: 1, outcome: 'passed' });
+
+    // An attempt with nothing retained is still refused for a task the current subject does not have.
+    const none = collect(rig, 'moved-on', { ...c, attempt_id: 'att-never-collected' });
+    assert.equal(none.code, 13, none.stdout + none.stderr);
+    assert.equal((json(none) as { error: { code: string } }).error.code, 'TASK_NOT_FOUND');
+  });
+
   it('collector-claim run again with the same --request-id is the identical request: the retained outcome', () => {
     restoreWorkspace(rig);
     checkpoint(rig, 'claim-retry');

@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import Database from 'better-sqlite3';
-import { agentscm, json, type RunResult } from './cli.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { AGENTSCM_BIN, agentscm, json, type RunResult } from './cli.js';
 import { ensureEngine, ensureTestImage } from './engine.js';
 import { adminSetup, PROFILE, REPO, startHub, type RunningHub, type Setup } from './hub.js';
 
@@ -102,6 +103,21 @@ export function collect(rig: CollectorRig, change: string, c: Claimed, extraEnv:
     env: { ...rig.env, ...extraEnv },
     timeoutMs: 120_000,
   });
+}
+
+/** collect as a child that runs while the test goes on (concurrent runs, a run held stopped). */
+export function collectChild(rig: CollectorRig, change: string, c: Claimed, extraArgs: readonly string[] = []): { child: ChildProcess; done: Promise<RunResult> } {
+  const args = [AGENTSCM_BIN, 'agent-task', 'collect', change, ...hubArgs(rig), '--task-id', c.task_id, '--attempt-id', c.attempt_id, '--key-dir', rig.keyDir, '--json', ...extraArgs];
+  const child = spawn(process.execPath, args, { env: rig.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  const done = new Promise<RunResult>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+  return { child, done };
 }
 
 export function retryUpload(rig: CollectorRig, c: Claimed): RunResult {

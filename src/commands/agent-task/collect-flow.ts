@@ -3,7 +3,6 @@
 // The build bundles this module with what it imports, zod included, into one CommonJS file with V8's
 // code cache, which is what collect.ts runs (scripts/bundle-hook.ts says what stays outside).
 
-import * as path from 'node:path';
 import { Authority } from '../../core/authority/store.js';
 import { canonicalJson, type JsonValue } from '../../core/canonical/json.js';
 import type { Descriptor } from '../../core/contract/collector.js';
@@ -20,8 +19,10 @@ import type { Stager } from '../../collectors/stager.js';
 import { createProgressReporter, type ProgressReporter } from '../../collectors/progress.js';
 import { lstatOrUndefined } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
-import { CollectorSession, localSubject, malformed, pickTask } from './collector-calls.js';
+import { idArg, idOpt, repositoryOpt, stringOpt } from '../options.js';
+import { acquireCollectLock } from '../../collectors/collect-lock.js';
+import { collectorDirs } from './collector-dirs.js';
+import { CollectorSession, localSubject, malformed, optId, pickTask } from './collector-calls.js';
 
 /** The engine connection and its identity reads, started by the command's entry before anything else. */
 export interface EngineReads {
@@ -39,11 +40,41 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
   // digest uses it from the first on, instead of cold plain-JavaScript SHA-256 (core/crypto/lazy.ts).
   nodeCrypto();
   const dataDir = stringOpt(inv, 'data-dir');
-  const keyDir = stringOpt(inv, 'key-dir');
-  const stateDir = optionalStringOpt(inv, 'state-dir') ?? path.join(keyDir, 'state');
+  const { keyDir, stateDir } = collectorDirs(inv);
   const attemptId = idOpt(inv, 'attempt-id');
-  const { subject, tasks } = localSubject(inv);
-  const task = pickTask(inv, tasks);
+  // One collect per attempt at a time: taken before anything is staged, reserved or placed, and held
+  // until this run ends, whatever way it ends (a run that dies leaves it to be taken over).
+  const lock = acquireCollectLock(stateDir, attemptId);
+  try {
+    return await collectLocked(ctx, inv, engine, stager, { dataDir, keyDir, stateDir, attemptId });
+  } finally {
+    lock.release();
+  }
+}
+
+interface CollectDirs {
+  readonly dataDir: string;
+  readonly keyDir: string;
+  readonly stateDir: string;
+  readonly attemptId: string;
+}
+
+async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () => Promise<EngineReads>, stager: Stager, dirs: CollectDirs): Promise<CommandResult> {
+  const { dataDir, keyDir, stateDir, attemptId } = dirs;
+  let local: { subject: ReturnType<typeof localSubject>['subject']; task: ReturnType<typeof pickTask> };
+  try {
+    const { subject, tasks } = localSubject(inv);
+    local = { subject, task: pickTask(inv, tasks) };
+  } catch (e) {
+    // A retained transfer is uploaded again whatever the Change's current subject is now (a new
+    // checkpoint gives fresh task ids): the Hub decides what an upload of those exact bytes is worth.
+    if (e instanceof AgentscmError && e.kind === 'NOT_FOUND') {
+      const again = await uploadRetainedAgain(ctx, inv, stateDir, attemptId);
+      if (again) return again;
+    }
+    throw e;
+  }
+  const { subject, task } = local;
   const session = new CollectorSession(inv, 120_000);
   // The Hub's descriptor and status are asked at once, in parallel with the engine reads already under
   // way; nothing runs before the reservation below.
@@ -218,6 +249,61 @@ export async function collect(ctx: CommandContext, inv: Invocation, engine: () =
   } finally {
     // A staged snapshot that was not moved in place is derived data nobody will use.
     if (!placed) await staging.then(discardStaged, () => undefined);
+    session.close();
+  }
+}
+
+/**
+ * The upload of an attempt's retained transfer, for a task the local subject no longer has; undefined
+ * when this state dir retains no transfer of that attempt (for the --task-id given, if one was).
+ */
+async function uploadRetainedAgain(ctx: CommandContext, inv: Invocation, stateDir: string, attemptId: string): Promise<CommandResult | undefined> {
+  const c = await import('../../collectors/collect.js');
+  let found: ReturnType<typeof c.findExecution>;
+  try {
+    found = c.findExecution(stateDir, attemptId);
+  } catch (e) {
+    if (e instanceof AgentscmError && e.kind === 'NOT_FOUND') return undefined;
+    throw e;
+  }
+  const taskId = optId(inv, 'task-id');
+  if (taskId !== undefined && found.reservation.task_id !== taskId) return undefined;
+  const bytes = c.readRetained(found.paths);
+  if (!bytes) return undefined;
+  const progress = await createProgressReporter({ out: ctx.stderr, json: inv.json });
+  const session = new CollectorSession(inv, 120_000);
+  try {
+    c.skipAll(progress, ['materialize', 'reserve', 'run', 'sign', 'retain'], 'retained');
+    progress.start('upload');
+    let view: Record<string, JsonValue>;
+    try {
+      view = await session.upload(bytes);
+    } catch (e) {
+      progress.fail('upload');
+      throw e;
+    }
+    c.recordUpload(found.paths, view);
+    progress.done('upload', view.replayed === true ? 'already retained by the Hub' : undefined);
+    await progress.close();
+    return {
+      data: {
+        task_id: found.reservation.task_id,
+        attempt_id: attemptId,
+        outcome: view.outcome,
+        exit_code: null,
+        resumed: true,
+        recovered: false,
+        container_ms: null,
+        upload: view,
+      },
+      text:
+        `collected ${found.reservation.task_id}: ${String(view.outcome)} [resumed from retained state; the task is not in the Change's current subject]\n` +
+        `transfer ${String(view.transfer_digest)} retained by the Hub${view.replayed === true ? ' (retry)' : ''}`,
+    };
+  } catch (e) {
+    await progress.close();
+    throw e;
+  } finally {
     session.close();
   }
 }

@@ -20,6 +20,7 @@ import { probeRuntime, readEngineFacts, type EngineFacts } from '../../collector
 import * as errors from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idOpt, optionalStringOpt, stringOpt } from '../options.js';
+import { collectorDirs } from './collector-dirs.js';
 import type { EngineReads } from './collect-flow.js';
 
 type Flow = typeof import('./collect-flow.js');
@@ -48,7 +49,7 @@ export function loadCollectBody(cachedData: Uint8Array | undefined): { script: i
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   // The plain option checks first: a usage error should not wait for the engine.
   stringOpt(inv, 'data-dir');
-  stringOpt(inv, 'key-dir');
+  collectorDirs(inv);
   idOpt(inv, 'attempt-id');
   const dockerHost = optionalStringOpt(inv, 'docker-host');
   const first = engineCandidates(dockerHost, ctx.env)[0];

@@ -47,6 +47,8 @@ export const DOMAINS = {
   executionRecord: 'agentscm.collector-execution-record.v1',
   runtimeIdentity: 'agentscm.oci-runtime-identity.v1',
   collectorProfile: 'agentscm.collector-profile.v1',
+  /** Collect lock file name, over the attempt id; also names a stale lock's takeover guard. */
+  collectLock: 'agentscm.collector-collect-lock.v1',
   /** Stop-hook continuation counter file name, over (host, session, repository, profile, Change, workspace). */
   stopCounter: 'agentscm.agent-stop-counter.v1',
   /** v2 graph receipt. */
