@@ -75,8 +75,20 @@ export function isAgentscmError(e: unknown): e is AgentscmError {
 }
 
 /** Wraps anything thrown into an AgentscmError; unknown errors become INTERNAL. */
+/** SQLite result codes that describe the store or its file, not the program (busy is handled apart). */
+const SQLITE_STATE = /^SQLITE_(?:READONLY|CANTOPEN|NOTADB|CORRUPT|IOERR|FULL|PERM|NOLFS|AUTH)/;
+/** File-system errors that describe the machine's state (permissions, space, a vanished or odd path). */
+const FS_STATE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'EIO', 'ENOENT', 'ENOTDIR', 'EISDIR', 'ELOOP', 'EEXIST', 'EMLINK', 'ENAMETOOLONG']);
+
 export function toAgentscmError(e: unknown): AgentscmError {
   if (e instanceof AgentscmError) return e;
   const message = e instanceof Error ? e.message : String(e);
+  // What a store or the file system reported is local state (exit 9), not a bug: a read-only or full
+  // disk, a database file that is not one, a directory that cannot be written.
+  const code = e instanceof Error ? (e as { code?: unknown }).code : undefined;
+  if (typeof code === 'string') {
+    if (SQLITE_STATE.test(code)) return new AgentscmError('LOCAL_STATE', 'STORE_UNAVAILABLE', `a local store cannot be used (${code}): ${message}`, undefined, { cause: e });
+    if (FS_STATE.has(code)) return new AgentscmError('LOCAL_STATE', code, message, undefined, { cause: e });
+  }
   return new AgentscmError('INTERNAL', 'INTERNAL', message, undefined, { cause: e });
 }

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Subject } from '../core/authority/types.js';
 import { localState } from '../core/errors.js';
-import { lstatOrUndefined } from '../core/fs/safe.js';
+import { checkStoreFile, lstatOrUndefined } from '../core/fs/safe.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
 export const JOURNAL_SCHEMA_VERSION = 3;
@@ -274,7 +274,7 @@ export class Journal {
 /** Opens the journal read-only, or returns undefined when there is none yet (never creates it). */
 export function openJournalReadOnly(dataDir: string): Journal | undefined {
   const f = journalPath(dataDir);
-  if (!lstatOrUndefined(f)) return undefined;
+  if (!checkStoreFile(f, lstatOrUndefined(f), 'the journal')) return undefined;
   const db = new Database(f, { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   checkVersion(db);
@@ -284,7 +284,7 @@ export function openJournalReadOnly(dataDir: string): Journal | undefined {
 /** Opens the journal for mutations, creating it (0600, WAL) on first use. */
 export function openJournalForWrite(dataDir: string): Journal {
   const f = journalPath(dataDir);
-  const fresh = !lstatOrUndefined(f);
+  const fresh = !checkStoreFile(f, lstatOrUndefined(f), 'the journal');
   const db = new Database(f);
   if (fresh) fs.chmodSync(f, 0o600);
   db.pragma('busy_timeout = 5000');

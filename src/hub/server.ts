@@ -11,7 +11,7 @@ import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/j
 import { formatIssues } from '../core/contract/common.js';
 import { OPERATION_MAX_BYTES, READ_OPERATIONS, ReadRequest } from '../core/contract/ops.js';
 import { ID_RE, isRepository } from '../core/contract/paths.js';
-import { AgentscmError } from '../core/errors.js';
+import { AgentscmError, toAgentscmError } from '../core/errors.js';
 import { SnapshotStore } from '../core/native/snapshot.js';
 import { HubError, invalidRequest, unauthenticated } from './errors.js';
 import { journalPath, openJournalReadOnly, type Journal } from './journal.js';
@@ -118,13 +118,15 @@ function sendError(ex: Exchange, e: HubError, close = false): void {
 /** The fixed answer for anything a request threw. */
 function failure(e: unknown, log: (line: string) => void): HubError {
   if (e instanceof HubError) return e;
-  if (e instanceof AgentscmError && (e.kind === 'LOCAL_STATE' || e.code === 'STORE_UNAVAILABLE')) {
-    log(`hub: store unavailable (${e.code})`);
-    return new HubError(503, 'store_unavailable', 'the Hub storage is unavailable');
-  }
   if (e instanceof Error && typeof (e as { code?: unknown }).code === 'string' && String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY')) {
     // Contention fails closed without replay: the request had no effect and may be retried.
     return new HubError(503, 'journal_busy', 'the journal is busy; retry the identical request');
+  }
+  // A data dir the Hub cannot write (or a damaged store) is an unavailable store, not a bug.
+  const a = toAgentscmError(e);
+  if (a.kind === 'LOCAL_STATE' || a.code === 'STORE_UNAVAILABLE') {
+    log(`hub: store unavailable (${a.code})`);
+    return new HubError(503, 'store_unavailable', 'the Hub storage is unavailable');
   }
   log(`hub: internal error (${e instanceof Error ? e.name : 'unknown'})`);
   return new HubError(500, 'internal', 'internal error');

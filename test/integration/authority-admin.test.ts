@@ -194,6 +194,53 @@ describe('checkpoint and the native store', () => {
     fs.symlinkSync('/etc/passwd', path.join(s.workspace, 'abs'));
     assert.equal(json<Doc>(agentscm(checkpointArgs(s))).error.code, 'SYMLINK_ESCAPES');
     assert.deepEqual(rows(), ready);
+    fs.unlinkSync(path.join(s.workspace, 'abs'));
+    // Through another link on the way: a/b/d -> .., so a/b/e -> d/../../.. is two levels above the
+    // workspace, though its text normalizes to the workspace itself. A link loop is refused too.
+    fs.mkdirSync(path.join(s.workspace, 'a', 'b'), { recursive: true });
+    fs.symlinkSync('..', path.join(s.workspace, 'a', 'b', 'd'));
+    assert.equal(agentscm(checkpointArgs(s)).code, 0, 'a link to a directory inside is fine');
+    fs.symlinkSync('d/../../..', path.join(s.workspace, 'a', 'b', 'e'));
+    assert.equal(json<Doc>(agentscm(checkpointArgs(s))).error.code, 'SYMLINK_ESCAPES');
+    fs.unlinkSync(path.join(s.workspace, 'a', 'b', 'e'));
+    fs.symlinkSync('loop2', path.join(s.workspace, 'loop1'));
+    fs.symlinkSync('loop1', path.join(s.workspace, 'loop2'));
+    assert.equal(json<Doc>(agentscm(checkpointArgs(s))).error.code, 'SYMLINK_ESCAPES');
+  });
+
+  test('store files of the data dir: a symlink or group/world access is refused (exit 9), a damaged one too', () => {
+    const s = adminSetup();
+    const elsewhere = tempDir('elsewhere');
+    // A symlinked snapshot store would publish the workspace's blobs elsewhere.
+    fs.symlinkSync(elsewhere, path.join(s.dataDir, 'snapshots'));
+    let r = agentscm(checkpointArgs(s));
+    assert.equal(r.code, 9, r.stdout);
+    assert.deepEqual(fs.readdirSync(elsewhere), []);
+    fs.unlinkSync(path.join(s.dataDir, 'snapshots'));
+    // A symlinked workspace state: SQLite would write its database where the link points.
+    for (const f of fs.readdirSync(s.dataDir)) if (f.startsWith('workspaces.sqlite')) fs.rmSync(path.join(s.dataDir, f));
+    fs.writeFileSync(path.join(elsewhere, 'ws.sqlite'), '');
+    fs.symlinkSync(path.join(elsewhere, 'ws.sqlite'), path.join(s.dataDir, 'workspaces.sqlite'));
+    r = agentscm(checkpointArgs(s));
+    assert.equal(r.code, 9, r.stdout);
+    assert.equal(json<Doc>(r).error.code, 'SYMLINK');
+    assert.equal(fs.statSync(path.join(elsewhere, 'ws.sqlite')).size, 0);
+    fs.unlinkSync(path.join(s.dataDir, 'workspaces.sqlite'));
+    assert.equal(agentscm(checkpointArgs(s)).code, 0);
+    // Loose modes on a database file.
+    const authority = path.join(s.dataDir, 'authority.sqlite');
+    fs.chmodSync(authority, 0o644);
+    r = agentscm(['authority', 'profile', 'add', '--data-dir', s.dataDir, '--repository', REPO, '--profile', 'p2', '--target', 'main', '--requirement', EXAMPLE_REQUIREMENT, '--json']);
+    assert.equal(r.code, 9, r.stdout);
+    assert.equal(json<Doc>(r).error.code, 'LOOSE_PERMISSIONS');
+    fs.chmodSync(authority, 0o600);
+    // A file that is not a database is a local state error, not a bug.
+    const garbage = adminSetup();
+    fs.writeFileSync(path.join(garbage.dataDir, 'authority.sqlite'), 'garbage, not a database'.repeat(100));
+    r = agentscm(['authority', 'init', '--data-dir', garbage.dataDir, '--json']);
+    r = agentscm(['authority', 'profile', 'add', '--data-dir', garbage.dataDir, '--repository', REPO, '--profile', PROFILE, '--target', 'main', '--requirement', EXAMPLE_REQUIREMENT, '--json']);
+    assert.equal(r.code, 9, r.stdout);
+    assert.equal(json<Doc>(r).error.kind, 'LOCAL_STATE');
   });
 
   test('without --json, checkpoint prints the subject, its policy epoch and each task id', () => {

@@ -4,7 +4,7 @@
 
 import * as path from 'node:path';
 import { localState, notFound } from '../errors.js';
-import { assertPrivateDir, lstatOrUndefined } from '../fs/safe.js';
+import { assertPrivateDir, checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
 import { readSqlite, type Row, type SqliteSnapshot } from '../sqlite-read/index.js';
 import { checkStoredRequirement } from './plan.js';
 import type { Subject } from './types.js';
@@ -90,8 +90,7 @@ export interface UncheckedSubject {
 export function readCurrentSubjectUnchecked(dataDir: string, repository: string, profile: string, changeId: string): UncheckedSubject {
   assertPrivateDir(dataDir, 'data dir');
   const file = path.join(dataDir, AUTHORITY_FILE);
-  const st = lstatOrUndefined(file);
+  const st = checkStoreFile(file, lstatOrUndefined(file), 'the authority database');
   if (!st) throw localState('the data dir has no authority (run `agentscm authority init --data-dir DIR`)', 'NO_AUTHORITY');
-  if (!st.isFile()) throw localState('the authority database is not a regular file', 'STORE_UNAVAILABLE');
   return readSqlite(file, (db) => subjectIn(db, repository, profile, changeId));
 }

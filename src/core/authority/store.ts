@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
 import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
 import { badInput, localState, notFound } from '../errors.js';
-import { assertPrivateDir, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
+import { assertPrivateDir, checkStoreFile, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
 import { checkStoredRequirement, compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
 import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor } from './types.js';
 
@@ -122,7 +122,7 @@ export function openSqlite(file: string, readonly: boolean): Database.Database {
 export function initAuthority(dataDir: string): { created: boolean; authority_id: string; data_dir: string } {
   ensurePrivateDir(dataDir, 'data dir');
   const file = authorityPath(dataDir);
-  if (!lstatOrUndefined(file)) {
+  if (!checkStoreFile(file, lstatOrUndefined(file), 'the authority database')) {
     const tmp = `${file}.init-${process.pid}-${randomBytes(4).toString('hex')}`;
     const db = new Database(tmp);
     try {
@@ -214,9 +214,8 @@ export class Authority {
   static open(dataDir: string, opts: { readonly?: boolean } = {}): Authority {
     assertPrivateDir(dataDir, 'data dir');
     const file = authorityPath(dataDir);
-    const st = lstatOrUndefined(file);
+    const st = checkStoreFile(file, lstatOrUndefined(file), 'the authority database');
     if (!st) throw localState('the data dir has no authority (run `agentscm authority init --data-dir DIR`)', 'NO_AUTHORITY');
-    if (!st.isFile()) throw localState('the authority database is not a regular file', 'STORE_UNAVAILABLE');
     const readonly = opts.readonly ?? false;
     const db = openSqlite(file, readonly);
     const version = db.pragma('user_version', { simple: true }) as number;

@@ -38,6 +38,21 @@ export function assertPrivateDir(dir: string, what = 'directory'): void {
   }
 }
 
+/**
+ * A store file of the data dir as lstat found it (absent: undefined): it must be a regular file, not a
+ * symlink (SQLite would follow one and write its database and its -wal and -shm elsewhere), with no
+ * group or world access (the data dir's databases are 0600).
+ */
+export function checkStoreFile(file: string, st: fs.Stats | undefined, what: string): fs.Stats | undefined {
+  if (!st) return undefined;
+  if (st.isSymbolicLink()) throw localState(`${what} ${file} is a symlink; refusing it`, 'SYMLINK');
+  if (!st.isFile()) throw localState(`${what} ${file} is not a regular file`, 'STORE_UNAVAILABLE');
+  if ((st.mode & GROUP_WORLD) !== 0) {
+    throw localState(`${what} ${file} is accessible by group or others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`, 'LOOSE_PERMISSIONS');
+  }
+  return st;
+}
+
 /** Creates dir (0700) if absent, parents as needed, then checks it with assertPrivateDir. */
 export function ensurePrivateDir(dir: string, what = 'directory'): void {
   const st = lstatOrUndefined(dir);

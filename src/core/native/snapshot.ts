@@ -95,11 +95,44 @@ function walk(root: string, rel: string, out: string[]): void {
 /** A symlink is kept (as its target text) only when the target stays inside the workspace. */
 function checkedLinkTarget(root: string, rel: string): string {
   const target = fs.readlinkSync(path.join(root, rel));
-  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel), target));
-  if (target.startsWith('/') || resolved === '..' || resolved.startsWith('../')) {
-    throw badInput(`workspace symlink ${rel} points outside the workspace; refusing it`, 'SYMLINK_ESCAPES');
+  if (resolveInside(root, rel.split('/').slice(0, -1), target, { hops: 0 }) === undefined) {
+    throw badInput(`workspace symlink ${rel} points outside the workspace (or loops); refusing it`, 'SYMLINK_ESCAPES');
   }
   return target;
+}
+
+/**
+ * Where a link target leads from the directory `base` (components under root), walked a component at a
+ * time as the kernel would: a symlink met on the way is followed (at most 40 in all), so `d/../..` with
+ * `d` itself a link to `..` is seen to leave. Components that do not exist are taken as written.
+ * Undefined when the walk leaves root, or loops.
+ */
+function resolveInside(root: string, base: readonly string[], target: string, seen: { hops: number }): string[] | undefined {
+  if (target.startsWith('/')) return undefined;
+  let parts = [...base];
+  for (const c of target.split('/')) {
+    if (c === '' || c === '.') continue;
+    if (c === '..') {
+      if (parts.length === 0) return undefined;
+      parts.pop();
+      continue;
+    }
+    parts.push(c);
+    const st = lstatOrUndefined(path.join(root, ...parts));
+    if (st?.isSymbolicLink()) {
+      if (++seen.hops > 40) return undefined;
+      const next = resolveInside(root, parts.slice(0, -1), fs.readlinkSync(path.join(root, ...parts)), seen);
+      if (next === undefined) return undefined;
+      parts = next;
+    }
+  }
+  return parts;
+}
+
+/** A workspace file that disappeared between listing and reading: the workspace changed meanwhile. */
+function vanished(e: unknown): unknown {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR' ? badInput('a workspace file was removed during the checkpoint; retry', 'WORKSPACE_CHANGED') : e;
 }
 
 interface ScannedFile extends ManifestEntry {
@@ -217,13 +250,25 @@ export class SnapshotStore {
    */
   record(workspace: string): { revision: string; manifest: Manifest } {
     const root = fs.realpathSync(workspace);
-    const scanned = scan(root, listWorkspaceFiles(root));
+    let scanned: ScannedFile[];
+    try {
+      scanned = scan(root, listWorkspaceFiles(root));
+    } catch (e) {
+      throw vanished(e);
+    }
+    // The store's own directory too: a symlinked snapshots/ would publish blobs elsewhere.
+    ensurePrivateDir(this.root, 'snapshot store');
     ensurePrivateDir(path.join(this.root, 'blobs'), 'snapshot store');
     ensurePrivateDir(path.join(this.root, 'manifests'), 'snapshot store');
     for (const f of scanned) {
       const file = this.blobPath(f.sha256);
       if (lstatOrUndefined(file)) continue;
-      const bytes = f.source.kind === 'file' ? fs.readFileSync(f.source.abs) : Buffer.from(f.source.target, 'utf8');
+      let bytes: Buffer;
+      try {
+        bytes = f.source.kind === 'file' ? fs.readFileSync(f.source.abs) : Buffer.from(f.source.target, 'utf8');
+      } catch (e) {
+        throw vanished(e);
+      }
       // The file may have changed between scan and copy: the blob must be what the manifest names.
       if (nodeCrypto().createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw badInput(`workspace file ${f.path} changed during the checkpoint; retry`, 'WORKSPACE_CHANGED');
       ensurePrivateDir(path.dirname(file), 'snapshot store');

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DOMAINS, domainDigest } from '../crypto/digest.js';
 import { localState } from '../errors.js';
-import { lstatOrUndefined } from '../fs/safe.js';
+import { checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
 import { readSqlite } from '../sqlite-read/index.js';
 
 export const WORKSPACES_FILE = 'workspaces.sqlite';
@@ -43,7 +43,7 @@ export function workspaceKey(workspace: string): string {
  */
 export function readWorkspaceState(dataDir: string, workspace: string): WorkspaceState | undefined {
   const f = path.join(dataDir, WORKSPACES_FILE);
-  if (!lstatOrUndefined(f)) throw localState('the data dir has no workspace state (run `agentscm checkpoint` first)', 'NO_WORKSPACE_STATE');
+  if (!checkStoreFile(f, lstatOrUndefined(f), 'the workspace state')) throw localState('the data dir has no workspace state (run `agentscm checkpoint` first)', 'NO_WORKSPACE_STATE');
   const key = workspaceKey(workspace);
   const row = readSqlite(f, (db) => {
     if (db.userVersion !== WORKSPACES_SCHEMA_VERSION) throw localState('workspace state schema is not current', 'SCHEMA_NOT_CURRENT');

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { localState } from '../errors.js';
-import { lstatOrUndefined } from '../fs/safe.js';
+import { checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
 import { WORKSPACES_FILE, WORKSPACES_SCHEMA_VERSION, workspaceKey, type WorkspaceState } from './workspace-state.js';
 
 export { readWorkspaceState, WORKSPACES_FILE, WORKSPACES_SCHEMA_VERSION, workspaceKey, type WorkspaceState } from './workspace-state.js';
@@ -35,7 +35,7 @@ function file(dataDir: string): string {
 /** Opens (creating on first use) the workspace state for writing: only `checkpoint` does this. */
 export function openWorkspacesForWrite(dataDir: string): Database.Database {
   const f = file(dataDir);
-  const fresh = !lstatOrUndefined(f);
+  const fresh = !checkStoreFile(f, lstatOrUndefined(f), 'the workspace state');
   const db = new Database(f);
   if (fresh) fs.chmodSync(f, 0o600);
   db.pragma('busy_timeout = 5000');
