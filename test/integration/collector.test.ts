@@ -287,11 +287,6 @@ describe('agent-task collect', () => {
   });
 
   it('an expired lease runs nothing; a transfer that arrives after its lease expired is refused', async () => {
-    const shortClaim = (change: string, leaseMs: number): Claimed => {
-      const a = json(agentscm(['agent-task', 'collector-claim', change, ...hubArgs(rig), '--step', 'check', '--lease-ms', String(leaseMs), '--executor-id', 'collector-1', '--json']));
-      const att = a.attempt as Record<string, unknown>;
-      return { task_id: String(att.task_id), attempt_id: String(att.attempt_id), fence: Number(att.fence) };
-    };
     const reserved = (attemptId: string) => {
       try {
         executionDir(rig, attemptId);
@@ -302,7 +297,7 @@ describe('agent-task collect', () => {
     };
     restoreWorkspace(rig);
     checkpoint(rig, 'expired');
-    const c = shortClaim('expired', 1000);
+    const c = claim(rig, 'expired', 1000);
     await new Promise((r) => setTimeout(r, 1500));
     const r = collect(rig, 'expired', c);
     assert.equal(r.code, 7, r.stdout + r.stderr);
@@ -312,7 +307,7 @@ describe('agent-task collect', () => {
     // A signed transfer retained in time but uploaded after the lease expired (the collector was killed
     // before its upload): the Hub refuses it, and the task stays unresolved until reconciled.
     checkpoint(rig, 'late');
-    const late = shortClaim('late', 8000);
+    const late = claim(rig, 'late', 8000);
     // Taken once the claim has answered: the Hub issued the lease before this moment.
     const claimedAt = Date.now();
     const killed = collect(rig, 'late', late, { AGENTSCM_FAULT: 'after-retain' });

@@ -92,8 +92,8 @@ export interface Claimed {
   fence: number;
 }
 
-export function claim(rig: CollectorRig, change: string): Claimed {
-  const a = ok(agentscm(['agent-task', 'collector-claim', change, ...hubArgs(rig), '--step', 'check', '--lease-ms', '600000', '--executor-id', 'collector-1', '--json']), 'collector-claim');
+export function claim(rig: CollectorRig, change: string, leaseMs = 600_000): Claimed {
+  const a = ok(agentscm(['agent-task', 'collector-claim', change, ...hubArgs(rig), '--step', 'check', '--lease-ms', String(leaseMs), '--executor-id', 'collector-1', '--json']), 'collector-claim');
   const att = a.attempt as Record<string, unknown>;
   return { task_id: String(att.task_id), attempt_id: String(att.attempt_id), fence: Number(att.fence) };
 }
