@@ -6,6 +6,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { wrapBodyText } from '../src/cli/code-cache.js';
 
 export function useBuiltinsDirectly(file: string): void {
   // A builtin comes from process.getBuiltinModule (Node 20.16+), not from require: the first public
@@ -29,4 +30,13 @@ export function useBuiltinsDirectly(file: string): void {
  */
 export function directFsOptions(root: string): { alias: Record<string, string>; logOverride: Record<string, 'error'> } {
   return { alias: { 'node:fs': path.join(root, 'dist/src/core/fs/direct.js') }, logOverride: { 'import-is-undefined': 'error' } };
+}
+
+/**
+ * Writes a body as the function expression its loader compiles (src/cli/code-cache.ts, BODY_HEAD), so
+ * that a run need not copy it into a wrapped second string. The loaders read a body as Latin-1 when it
+ * is ASCII: esbuild's default output is, and a body that is not would only be read more slowly.
+ */
+export function wrapBody(file: string): void {
+  fs.writeFileSync(file, wrapBodyText(fs.readFileSync(file, 'utf8')));
 }

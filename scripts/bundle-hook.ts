@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import './bundle-tree-ring.js';
 import './bundle-stop-hook.js';
-import { useBuiltinsDirectly } from './bundle-builtins.js';
+import { useBuiltinsDirectly, wrapBody } from './bundle-builtins.js';
 import { cacheFileOf } from '../src/cli/code-cache.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -67,6 +67,7 @@ await build({
   ],
 });
 useBuiltinsDirectly(collectBody);
+wrapBody(collectBody);
 if (/\bimport\(/.test(fs.readFileSync(collectBody, 'utf8').replace(/\/\/.*$/gm, ''))) throw new Error(`${collectBody}: a dynamic import() cannot run in a vm.Script body`);
 const collectCache = cacheFileOf(collectBody);
 fs.rmSync(collectCache, { force: true });

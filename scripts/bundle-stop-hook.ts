@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { directFsOptions, useBuiltinsDirectly } from './bundle-builtins.js';
+import { directFsOptions, useBuiltinsDirectly, wrapBody } from './bundle-builtins.js';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
 import { exampleCheckpointedWorkspace } from './example-authority.js';
 import Database from 'better-sqlite3';
@@ -66,6 +66,7 @@ buildSync({
 });
 buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-loader-main.js')], outfile: path.join(hookDir, 'agentscm-stop-hook.cjs') });
 for (const name of [BODY_NAME, 'agentscm-stop-hook.cjs']) useBuiltinsDirectly(path.join(hookDir, name));
+wrapBody(path.join(hookDir, BODY_NAME));
 const cacheFile = path.join(hookDir, CACHE_NAME);
 fs.rmSync(cacheFile, { force: true });
 

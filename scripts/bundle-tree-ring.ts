@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cacheFileOf } from '../src/cli/code-cache.js';
-import { directFsOptions, useBuiltinsDirectly } from './bundle-builtins.js';
+import { directFsOptions, useBuiltinsDirectly, wrapBody } from './bundle-builtins.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sqliteDir = path.join(root, 'dist/src/core/sqlite');
@@ -57,6 +57,7 @@ async function bundle(entry: string, outfile: string, directFs: boolean): Promis
   const foreign = Object.keys(result.metafile.inputs).filter((f) => f.includes('node_modules/') && !f.includes('node_modules/better-sqlite3/lib/'));
   if (foreign.length > 0) throw new Error(`${outfile} would bundle packages other than better-sqlite3: ${foreign.join(', ')}`);
   useBuiltinsDirectly(path.join(root, outfile));
+  if (directFs) wrapBody(path.join(root, outfile));
 }
 
 // The asynchronous API: plugins cannot run in esbuild's synchronous one.

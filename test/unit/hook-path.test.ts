@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/cli.js';
-import { BODY_NAME, CACHE_NAME, compileHookBody, readCodeCache } from '../../src/commands/skill-workflow/hook-loader.js';
+import { BODY_NAME, CACHE_NAME, compileHookBody } from '../../src/commands/skill-workflow/hook-loader.js';
+import { BODY_HEAD, BODY_TAIL, readCodeCache } from '../../src/cli/code-cache.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, importsOf, walkImports } from '../support/import-graph.js';
 
@@ -73,12 +74,22 @@ test('the Stop hook bundle is CommonJS and requires only node:buffer and node:pa
     assert.equal(text.match(/process\.getBuiltinModule\("node:fs"\)/g)?.length, 1, `${body}: node:fs is reached once, by direct.ts`);
     assert.doesNotMatch(text, /require\("node:fs"\)/, `${body}: no module of the body takes node:fs itself`);
   }
-  assert.deepEqual(requires('agentscm-stop-hook.cjs'), ['node:fs', 'node:path', 'node:vm']);
+  assert.deepEqual(requires('agentscm-stop-hook.cjs'), ['node:buffer', 'node:fs', 'node:path', 'node:vm']);
 });
 
 test('the build stores a code cache of the Stop hook body that this Node accepts', () => {
   const body = path.join(REPO_ROOT, 'dist', 'hook', BODY_NAME);
   const cache = readCodeCache(path.join(REPO_ROOT, 'dist', 'hook', CACHE_NAME));
   assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
-  assert.equal(compileHookBody(body, cache).cachedDataRejected, false);
+  assert.equal(compileHookBody(body, path.join(REPO_ROOT, 'dist', 'hook', CACHE_NAME)).cachedDataRejected, false);
+});
+
+test('the build writes each body wrapped and in ASCII, as its loader reads it without a copy', () => {
+  for (const body of ['agentscm-stop-hook.body.cjs', 'tree-ring-hook.body.cjs', 'tree-ring-recall.body.cjs', 'agentscm-collect.body.cjs']) {
+    const bytes = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', body));
+    const text = bytes.toString('utf8');
+    assert.ok(text.startsWith(BODY_HEAD) && text.endsWith(BODY_TAIL), `${body} is a function expression`);
+    // collect's body keeps a few comments of its packages in UTF-8, and is read as UTF-8.
+    if (body !== 'agentscm-collect.body.cjs') assert.ok(!bytes.some((b) => b > 0x7f), `${body} is ASCII`);
+  }
 });

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheFileOf, compileBody, loadBody, readCodeCache } from '../../cli/code-cache.js';
+import { cacheFileOf, compileBody, compileBodyCached, loadBody } from '../../cli/code-cache.js';
 import { engineReads } from '../../collectors/collect-early.js';
 import { EngineApi } from '../../collectors/engine-api.js';
 import { engineAddressFor, engineCandidates } from '../../collectors/engine-endpoint.js';
@@ -38,11 +38,11 @@ export const SHARED_WITH_BODY: Readonly<Record<string, object>> = {
   'agentscm:progress': progress,
 };
 
-/** Compiles (with the code cache when there is one) and runs the body; returns the script and exports. */
-export function loadCollectBody(cachedData: Uint8Array | undefined): { script: import('node:vm').Script; flow: Flow } {
+/** Compiles (with the code cache in cacheFile, if given and there) and runs the body; returns the script and exports. */
+export function loadCollectBody(cacheFile: string | undefined): { script: import('node:vm').Script; flow: Flow } {
   const real = createRequire(COLLECT_BODY);
   const req = Object.assign((id: string) => SHARED_WITH_BODY[id] ?? real(id), real) as NodeJS.Require;
-  const script = compileBody(COLLECT_BODY, cachedData);
+  const script = cacheFile === undefined ? compileBody(COLLECT_BODY, undefined) : compileBodyCached(COLLECT_BODY, cacheFile);
   return { script, flow: loadBody(script, COLLECT_BODY, path.dirname(COLLECT_BODY), req) as Flow };
 }
 
@@ -78,6 +78,6 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   // The snapshot staging worker boots while the body loads; the body hands it the revision.
   const stager = startStager();
   // After a bare `tsc` there is no bundle: the same code as ES modules.
-  const flow = existsSync(COLLECT_BODY) ? loadCollectBody(readCodeCache(cacheFileOf(COLLECT_BODY))).flow : await import('./collect-flow.js');
+  const flow = existsSync(COLLECT_BODY) ? loadCollectBody(cacheFileOf(COLLECT_BODY)).flow : await import('./collect-flow.js');
   return flow.collect(ctx, inv, engine, stager);
 }

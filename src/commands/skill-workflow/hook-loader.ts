@@ -4,4 +4,4 @@
 export const BODY_NAME = 'agentscm-stop-hook.body.cjs';
 export const CACHE_NAME = 'agentscm-stop-hook.body.cjs.cache';
 
-export { compileBody as compileHookBody, readCodeCache, runBody as runHookBody } from '../../cli/code-cache.js';
+export { compileBodyCached as compileHookBody, runBody as runHookBody } from '../../cli/code-cache.js';

@@ -3,7 +3,7 @@
 // src/cli/code-cache.ts.
 
 import * as path from 'node:path';
-import { cacheFileOf, compileBody, readCodeCache, runBody } from '../../cli/code-cache.js';
+import { cacheFileOf, compileBodyCached, runBody } from '../../cli/code-cache.js';
 
 const body = path.join(__dirname, 'tree-ring-hook.body.cjs');
-runBody(compileBody(body, readCodeCache(cacheFileOf(body))), body, __dirname, require);
+runBody(compileBodyCached(body, cacheFileOf(body)), body, __dirname, require);
