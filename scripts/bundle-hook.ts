@@ -53,6 +53,10 @@ await build({
   platform: 'node',
   target: 'node20',
   external: ['better-sqlite3', 'dockerode', 'ink', 'react'],
+  // Whitespace and comments out (about a quarter of a megabyte, and the last non-ASCII text): every
+  // collect reads the whole body into a string, which its loader takes as Latin-1 when it is ASCII
+  // (src/cli/code-cache.ts). Names stay, for stack traces.
+  minifyWhitespace: true,
   logLevel: 'warning',
   plugins: [
     {
