@@ -26,6 +26,20 @@ function prefetchCollectEngineReads() {
     if (e.code !== 'MODULE_NOT_FOUND') throw e;
   }
 }
+/**
+ * collect's one-file entry (src/commands/agent-task/collect-main.ts): the same parser, runner and
+ * command module with a table of that one command, without the ES module loader. Help and version
+ * flags (their text comes from the whole table) and a build without the bundle go to the full CLI.
+ */
+function collectEntry(args) {
+  if (args.some((a) => a === '--help' || a === '-h' || a.startsWith('--help=') || a === '--version')) return undefined;
+  try {
+    return require('../dist/hook/agentscm-collect-entry.cjs');
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e;
+    return undefined;
+  }
+}
 if (major < 20 || (major === 20 && minor < 19)) {
   process.stderr.write(`agentscm: error: Node.js >= 20.19 is required (this is ${process.versions.node})\n`);
   process.exitCode = 1;
@@ -34,8 +48,16 @@ if (major < 20 || (major === 20 && minor < 19)) {
     process.stdout.write(versionLine('agentscm') + '\n');
   });
 } else {
-  if (argv[0] === 'agent-task' && argv[1] === 'collect') prefetchCollectEngineReads();
-  import('../dist/src/cli.js').then(async ({ main }) => {
-    process.exitCode = await main(argv, 'agentscm');
-  });
+  const collect = argv[0] === 'agent-task' && argv[1] === 'collect';
+  if (collect) prefetchCollectEngineReads();
+  const entry = collect && collectEntry(argv);
+  if (entry) {
+    entry.main(argv).then((code) => {
+      process.exitCode = code;
+    });
+  } else {
+    import('../dist/src/cli.js').then(async ({ main }) => {
+      process.exitCode = await main(argv, 'agentscm');
+    });
+  }
 }

@@ -80,3 +80,39 @@ if (warmed.status !== 0) {
   fs.rmSync(collectCache, { force: true });
   process.stderr.write(`bundle-hook: no code cache for agent-task collect (${warmed.stderr.trim()}); it works without it\n`);
 }
+
+// agent-task collect's one-file entry (src/commands/agent-task/collect-main.ts), which bin/agentscm.js
+// runs for a plain collect instead of importing the ES module command table. Its modules' own URLs
+// (import.meta.url: where collect.ts finds the body, stager.ts the worker) are their places under
+// dist/src, computed from the bundle's directory at run time; collect-flow.js, which collect.ts imports
+// only when the body bundle is missing, stays outside.
+const entryOut = path.join(root, 'dist/hook/agentscm-collect-entry.cjs');
+const entryResult = await build({
+  entryPoints: [path.join(root, 'dist/src/commands/agent-task/collect-main.js')],
+  outfile: entryOut,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: ['better-sqlite3', 'dockerode', 'ink', 'react', 'zod'],
+  banner: { js: 'const __agentscmModuleUrl = (rel) => require("node:url").pathToFileURL(require("node:path").join(__dirname, rel)).href;' },
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'collect-entry',
+      setup(b) {
+        b.onResolve({ filter: /\/collect-flow\.js$/ }, () => ({ path: '../src/commands/agent-task/collect-flow.js', external: true }));
+        b.onLoad({ filter: /\/dist\/src\/.*\.js$/ }, async (args) => {
+          const text = await fs.promises.readFile(args.path, 'utf8');
+          if (!text.includes('import.meta.url')) return undefined;
+          const rel = path.relative(path.dirname(entryOut), args.path);
+          return { contents: text.replaceAll('import.meta.url', `__agentscmModuleUrl(${JSON.stringify(rel)})`), loader: 'js' };
+        });
+      },
+    },
+  ],
+});
+const entryForeign = Object.keys(entryResult.metafile.inputs).filter((f) => f.includes('node_modules/'));
+if (entryForeign.length > 0) throw new Error(`${entryOut} would bundle packages: ${entryForeign.join(', ')}`);
+useBuiltinsDirectly(entryOut);

@@ -3,33 +3,15 @@
 // fast. Help text and the man pages are generated from this table (src/cli/help.ts, scripts/gen-man.ts).
 
 import { runProgram, type Program } from './cli/run.js';
-import type { CommandContext, CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
+import type { CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
+import { CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from './cli/shared-options.js';
+import { processContext } from './cli/process-context.js';
+import { COLLECT_SPEC_DATA } from './cli/collect-spec.js';
 import { redactSecrets } from './core/treering/sensitivity.js';
 import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 
 // ---- shared option specs -------------------------------------------------------------------------
 
-const KEY_DIR: OptionSpec = { flag: 'key-dir', value: 'DIR', help: 'owner-private directory holding the Ed25519 signing key', required: true };
-const DOCKER_HOST: OptionSpec = {
-  flag: 'docker-host',
-  value: 'URL',
-  help: 'Docker Engine API endpoint, unix:///path or tcp://host:port',
-  defaultText: 'DOCKER_HOST, else /var/run/docker.sock, else the podman socket',
-};
-const DATA_DIR: OptionSpec = { flag: 'data-dir', value: 'DIR', help: 'the native data dir (authority, snapshots, journal); may also precede the command', required: true };
-const REPOSITORY: OptionSpec = { flag: 'repository', value: 'OWNER/NAME', help: 'the repository', required: true };
-const PROFILE: OptionSpec = { flag: 'profile', value: 'ID', help: 'the agent-task profile', required: true };
-const ENDPOINT: OptionSpec = { flag: 'endpoint', value: 'URL', help: 'the Hub, http://HOST:PORT', required: true };
-const TOKEN_FILE: OptionSpec = { flag: 'token-file', value: 'ABS_PATH', help: 'absolute path of an owner-private (0600) workspace token file', required: true };
-const HUB_CALL: readonly OptionSpec[] = [DATA_DIR, ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE];
-const CHANGE_ARG = { name: 'CHANGE', help: 'the Change id; its current subject is read from the local authority', required: true };
-const TASK_SELECT: readonly OptionSpec[] = [
-  { flag: 'task-id', value: 'ID', help: 'the task (from next or requirements)' },
-  { flag: 'step', value: 'STEP', help: 'the task of this requirement step (instead of --task-id)' },
-];
-const CALL_EXIT =
-  'Exit codes: 4 when the Hub rejects the token (401/403), 5 when it cannot be reached, 6 when its answer fails strict validation, ' +
-  '11 on a schema mismatch; see agentscm(1) EXIT STATUS.';
 const HUB_MUTATION: readonly OptionSpec[] = [
   { flag: 'data-dir', value: 'DIR', help: 'the native data dir (needed for result --sign and recovery CHANGE)' },
   ENDPOINT,
@@ -658,29 +640,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [...HUB_CALL, REQUEST_ID],
     load: () => import('./commands/agent-task/collector-finalize.js'),
   },
-  {
-    path: ['agent-task', 'collect'],
-    summary: 'run the pinned check of a claimed collector attempt on the exact snapshot, sign, retain and upload the transfer',
-    details:
-      'Reads the server-derived descriptor and recompiles it against the local authority in --data-dir (registration, installed ' +
-      'profile, execution request); checks the attempt is still applicable before running and before signing; durably reserves ' +
-      'the execution in the owner-private state dir before any external effect; materializes the snapshot; runs the recipe in a ' +
-      'container (no network, read-only snapshot, timeout, bounded output, confirmed removal); signs the transfer with the ' +
-      'enrolled key; retains it; uploads it. Exits 0 when the check failed too: the typed failed record was uploaded. Run again ' +
-      'after a crash: it never reruns a command (a started container is waited for; a retained transfer is only uploaded). ' +
-      'No claim loop and no fallback runtime. Exit 7 when the attempt is no longer applicable or the execution is uncertain, ' +
-      '12 when the runtime is unavailable. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: [
-      ...HUB_CALL,
-      ...TASK_SELECT,
-      { flag: 'attempt-id', value: 'ID', help: 'the claimed attempt (from collector-claim)', required: true },
-      KEY_DIR,
-      { flag: 'state-dir', value: 'DIR', help: 'owner-private collector state', defaultText: 'KEY_DIR/state' },
-      DOCKER_HOST,
-    ],
-    load: () => import('./commands/agent-task/collect.js'),
-  },
+  { ...COLLECT_SPEC_DATA, load: () => import('./commands/agent-task/collect.js') },
   {
     path: ['agent-task', 'retry-upload'],
     summary: 'upload the identical retained signed transfer of an attempt again',
@@ -777,20 +737,7 @@ export const TREE_RING: Program = {
   ],
 };
 
-export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {
-  // stdin is a getter: creating process.stdin costs a stream (and net) that most commands never use.
-  return {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    get stdin() {
-      return process.stdin;
-    },
-    stdinFd: 0,
-    env: process.env,
-    cwd: process.cwd(),
-    program,
-  };
-}
+export { processContext };
 
 export async function main(argv: readonly string[], program: 'agentscm' | 'tree-ring'): Promise<number> {
   // A reader that went away (`agentscm … | head`) is not an error worth a stack trace.

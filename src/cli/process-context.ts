@@ -1,0 +1,19 @@
+// The command context of a CLI process: its stdio, environment and working directory (src/cli.ts, and
+// the one-file entries that run one command of the table, src/commands/agent-task/collect-main.ts).
+
+import type { CommandContext } from './types.js';
+
+export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {
+  // stdin is a getter: creating process.stdin costs a stream (and net) that most commands never use.
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    stdinFd: 0,
+    env: process.env,
+    cwd: process.cwd(),
+    program,
+  };
+}
