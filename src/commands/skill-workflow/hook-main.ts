@@ -22,5 +22,5 @@ const PROGRAM: Program = {
 // CommonJS dependency) never runs on the hook path. runHookBundle sets the exit code itself. When the
 // check has returned, the answer is on stdout and the counter file is renamed into place (both
 // synchronous); what is left is the Hub connection's close and Node's teardown, which the process skips
-// (bench/README.md: 1.7-5.8 ms in alternating runs).
+// (bench/README.md: 1.3-5.8 ms in alternating runs).
 void runHookBundle(PROGRAM, { exitWhenDone: true });
