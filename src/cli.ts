@@ -6,7 +6,7 @@ import { runProgram, type Program } from './cli/run.js';
 import type { CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
 import { CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from './cli/shared-options.js';
 import { processContext } from './cli/process-context.js';
-import { COLLECT_SPEC_DATA } from './cli/collect-spec.js';
+import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './cli/collect-spec.js';
 import { redactSecrets } from './core/treering/sensitivity.js';
 import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 
@@ -53,7 +53,7 @@ const STOP_HOOK_OPTIONS: readonly OptionSpec[] = [
 // ---- groups --------------------------------------------------------------------------------------
 
 export const GROUPS: readonly GroupSpec[] = [
-  { path: ['agent-task'], summary: 'typed v1 agent-task calls, keys, observations, collection' },
+  AGENT_TASK_GROUP,
   { path: ['agent-task', 'key'], summary: 'the collector host\'s Ed25519 signing key' },
   { path: ['agent-task', 'observation'], summary: 'registered-observation digests and signatures' },
   { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },

@@ -3,7 +3,10 @@
 // for a plain collect. Each adds the same module's import, written relative to itself.
 
 import { CALL_EXIT, CHANGE_ARG, DOCKER_HOST, HUB_CALL, KEY_DIR, TASK_SELECT } from './shared-options.js';
-import type { CommandSpec } from './types.js';
+import type { CommandSpec, GroupSpec } from './types.js';
+
+/** The group collect belongs to, as the table lists it. */
+export const AGENT_TASK_GROUP: GroupSpec = { path: ['agent-task'], summary: 'typed v1 agent-task calls, keys, observations, collection' };
 
 export const COLLECT_SPEC_DATA: Omit<CommandSpec, 'load'> = {
   path: ['agent-task', 'collect'],

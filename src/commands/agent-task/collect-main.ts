@@ -10,7 +10,7 @@ import type { CommandSpec } from '../../cli/types.js';
 import { processContext } from '../../cli/process-context.js';
 import { redactSecrets } from '../../core/treering/sensitivity.js';
 import { AGENTSCM_VERSION, versionLine } from '../../version.js';
-import { COLLECT_SPEC_DATA } from '../../cli/collect-spec.js';
+import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from '../../cli/collect-spec.js';
 
 /** The table's entry (src/cli.ts): the same data and the same module. */
 export const COLLECT_SPEC: CommandSpec = { ...COLLECT_SPEC_DATA, load: () => import('./collect.js') };
@@ -20,7 +20,7 @@ const PROGRAM: Program = {
   version: AGENTSCM_VERSION,
   versionLine: versionLine('agentscm'),
   commands: [COLLECT_SPEC],
-  groups: [{ path: ['agent-task'], summary: 'typed v1 agent-task calls, keys, observations, collection' }],
+  groups: [AGENT_TASK_GROUP],
   defaultErrorPolicy: 'agentscm',
   redact: redactSecrets,
 };

@@ -112,22 +112,23 @@ function copiesModule(): Uint8Array {
   const code = new Uint8Array(1 + COPIES * entry.length);
   code[0] = COPIES;
   for (let i = 0; i < COPIES; i++) code.set(entry, 1 + i * entry.length);
-  const section = (id: number, payload: ArrayLike<number>): number[] => {
-    const out = [id];
+  /** A section: its id, its size as unsigned LEB128, its payload. */
+  const section = (id: number, payload: ArrayLike<number>): ArrayLike<number>[] => {
+    const head = [id];
     let n = payload.length;
     do {
-      out.push(n > 0x7f ? (n & 0x7f) | 0x80 : n);
+      head.push(n > 0x7f ? (n & 0x7f) | 0x80 : n);
       n >>>= 7;
     } while (n > 0);
-    return out;
+    return [head, payload];
   };
   const parts: ArrayLike<number>[] = [
     BLOCKS_WASM.subarray(0, 8),
-    section(1, sections.get(1)!), sections.get(1)!,
-    section(3, [COPIES, ...new Array<number>(COPIES).fill(0)]), [COPIES, ...new Array<number>(COPIES).fill(0)],
-    section(5, sections.get(5)!), sections.get(5)!,
-    section(7, [COPIES + 1, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0, ...names]), [COPIES + 1, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0, ...names],
-    section(10, code), code,
+    ...section(1, sections.get(1)!),
+    ...section(3, [COPIES, ...new Array<number>(COPIES).fill(0)]),
+    ...section(5, sections.get(5)!),
+    ...section(7, [COPIES + 1, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0, ...names]),
+    ...section(10, code),
   ];
   const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
