@@ -3,8 +3,7 @@
 
 import { Box, render, Text, type Instance } from 'ink';
 import { createElement as h, type ReactElement } from 'react';
-import type { Output } from '../cli/types.js';
-import { formatProgressRows, StatefulReporter, type ProgressReporter, type ProgressState, type StepState, type StepStatus } from './progress.js';
+import { formatProgressRows, StatefulReporter, type ProgressReporter, type ProgressState, type ProgressWriter, type StepState, type StepStatus } from './progress.js';
 
 const COLOR: Record<StepStatus, string | undefined> = { pending: 'gray', active: 'cyan', done: 'green', failed: 'red', skipped: 'yellow' };
 
@@ -27,9 +26,10 @@ class InkProgress extends StatefulReporter {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
 
-  constructor(out: Output) {
+  constructor(out: ProgressWriter) {
     super();
     this.instance = render(this.element(), {
+      // Only a terminal gets here (createProgressReporter): the writer is the terminal's stream.
       stdout: out as unknown as NodeJS.WriteStream,
       patchConsole: false,
       exitOnCtrlC: false,
@@ -60,6 +60,6 @@ class InkProgress extends StatefulReporter {
   }
 }
 
-export function createInkProgress(out: Output): ProgressReporter {
+export function createInkProgress(out: ProgressWriter): ProgressReporter {
   return new InkProgress(out);
 }

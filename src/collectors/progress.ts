@@ -4,7 +4,15 @@
 // progress-view.ts): they cost ~300-400 ms to import and must never reach the hook path or --json runs.
 // Progress always goes to stderr; stdout belongs to the command's result.
 
-import type { Output } from '../cli/types.js';
+/**
+ * Where progress goes: a text sink, and whether it is a terminal. The ink view draws only on a terminal,
+ * and then on the writer itself (the process's stderr stream). Defined here so that the collectors name
+ * no type of the command layer; a command passes its stderr, which has this shape.
+ */
+export interface ProgressWriter {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+}
 
 export const COLLECT_STEPS = ['reserve', 'materialize', 'run', 'sign', 'retain', 'upload'] as const;
 export type CollectStep = (typeof COLLECT_STEPS)[number];
@@ -126,7 +134,7 @@ export class SilentProgress implements ProgressReporter {
 /** Without a terminal: one line per transition. */
 export class PlainProgress extends StatefulReporter {
   constructor(
-    private readonly out: Output,
+    private readonly out: ProgressWriter,
     clock?: () => number,
   ) {
     super(clock);
@@ -140,7 +148,7 @@ export class PlainProgress extends StatefulReporter {
  * The reporter for a run: silent with --json, plain lines unless `out` is a terminal, the ink view on a
  * terminal. The ink module is imported here and only here.
  */
-export async function createProgressReporter(opts: { out: Output; json: boolean }): Promise<ProgressReporter> {
+export async function createProgressReporter(opts: { out: ProgressWriter; json: boolean }): Promise<ProgressReporter> {
   if (opts.json) return new SilentProgress();
   if (opts.out.isTTY !== true) return new PlainProgress(opts.out);
   const view = await import('./progress-view.js');

@@ -15,7 +15,6 @@
 // (kind 'collector') builds on it with its own descriptor.
 
 import { randomBytes } from 'node:crypto';
-import type { Authority } from '../core/authority/store.js';
 import type { Task } from '../core/authority/plan.js';
 import type { RequirementStep, Subject, TokenActor } from '../core/authority/types.js';
 import { canonicalJson, canonicalJsonBytes, canonicalSortedJson, parseStrictJson, quote, type JsonValue } from '../core/canonical/json.js';
@@ -25,7 +24,7 @@ import { PRIOR_SCAN_LIMIT, type MutationKind } from '../core/contract/mutations.
 import { DOMAINS, domainDigest, domainDigestOfText, type Domain } from '../core/crypto/digest.js';
 import { parsePublicKeyHex, parseSignatureHex, verifyStrict } from '../core/crypto/ed25519.js';
 import { HubError, invalidRequest, notFoundError } from './errors.js';
-import type { AttemptRow, Journal } from './journal.js';
+import type { AttemptChange, AttemptRow, AuthorityStore, JournalStore, RequestRow } from '../core/storage/stores.js';
 
 const ENVELOPE = { capability: CAPABILITY, schema_version: 1 } as const;
 
@@ -54,24 +53,15 @@ export function requestDigest(kind: MutationKind, actor: TokenActor, request: Js
   return domainDigestOfText(REQUEST_DOMAINS[kind], text);
 }
 
-interface IdempotencyRow {
-  readonly kind: string;
-  readonly request_digest: string;
-  readonly task_id: string;
-  readonly attempt_id: string | null;
-  readonly response: Buffer;
-}
-
-function lookupRequest(j: Journal, actor: TokenActor, requestId: string): IdempotencyRow | undefined {
-  return j.stmt('SELECT kind, request_digest, task_id, attempt_id, response FROM idempotency WHERE owner_id = ? AND agent_id = ? AND request_id = ?')
-    .get(actor.owner_id, actor.agent_id, requestId) as IdempotencyRow | undefined;
+function lookupRequest(j: JournalStore, actor: TokenActor, requestId: string): RequestRow | undefined {
+  return j.requestRow(actor.owner_id, actor.agent_id, requestId);
 }
 
 /**
  * The retained outcome of an identical committed request, or undefined when the id is unused. The same
  * id with other bytes, or of another kind, is a conflict.
  */
-export function retainedOutcome(j: Journal, actor: TokenActor, kind: MutationKind, requestId: string, digest: string): JsonValue | undefined {
+export function retainedOutcome(j: JournalStore, actor: TokenActor, kind: MutationKind, requestId: string, digest: string): JsonValue | undefined {
   const row = lookupRequest(j, actor, requestId);
   if (!row) return undefined;
   if (row.kind !== kind) throw conflict('request_id_kind_conflict', `request_id was already used for a ${row.kind} request`);
@@ -91,10 +81,19 @@ export function retainedText(answer: JsonValue): string | undefined {
   return typeof answer === 'object' && answer !== null ? retainedTexts.get(answer) : undefined;
 }
 
-export function commitRequest(j: Journal, actor: TokenActor, kind: MutationKind, requestId: string, digest: string, taskId: string, attemptId: string | null, response: JsonValue, now: number): void {
+export function commitRequest(j: JournalStore, actor: TokenActor, kind: MutationKind, requestId: string, digest: string, taskId: string, attemptId: string | null, response: JsonValue, now: number): void {
   const text = canonicalJson(response);
-  j.stmt('INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    .run(actor.owner_id, actor.agent_id, requestId, kind, digest, taskId, attemptId, Buffer.from(text, 'utf8'), now);
+  j.insertRequest({
+    owner_id: actor.owner_id,
+    agent_id: actor.agent_id,
+    request_id: requestId,
+    kind,
+    request_digest: digest,
+    task_id: taskId,
+    attempt_id: attemptId,
+    response: Buffer.from(text, 'utf8'),
+    created_at: now,
+  });
   if (typeof response === 'object' && response !== null) retainedTexts.set(response, text);
 }
 
@@ -108,10 +107,8 @@ export interface RetainedTask {
   readonly step: RequirementStep;
 }
 
-export function retainedTask(j: Journal, taskId: string): RetainedTask | undefined {
-  const row = j.stmt('SELECT task_id, task_digest, canonical FROM tasks WHERE task_id = ?').get(taskId) as
-    | { task_id: string; task_digest: string; canonical: Buffer }
-    | undefined;
+export function retainedTask(j: JournalStore, taskId: string): RetainedTask | undefined {
+  const row = j.taskRow(taskId);
   if (!row) return undefined;
   return j.decodeOnce(retainedKey(row.task_id, row.task_digest), row.canonical, (canonical) => decodeRetainedTask(row.task_id, row.task_digest, canonical));
 }
@@ -120,7 +117,7 @@ export function retainedTask(j: Journal, taskId: string): RetainedTask | undefin
  * Decodes, before its claim's batch runs, what retainedTask will decode from the row that claim writes
  * (the task's own canonical bytes): its later heartbeat and result then find it decoded.
  */
-export function predecodeRetainedTask(j: Journal, task: Task): void {
+export function predecodeRetainedTask(j: JournalStore, task: Task): void {
   j.decodeOnce(retainedKey(task.task_id, task.task_digest), task.canonical, (canonical) => decodeRetainedTask(task.task_id, task.task_digest, canonical));
 }
 
@@ -143,16 +140,8 @@ function decodeRetainedTask(taskId: string, taskDigest: string, canonical: Buffe
   return { task_id: taskId, task_digest: taskDigest, subject: b.subject as unknown as Subject, step };
 }
 
-function retainTask(j: Journal, task: Task, now: number): void {
-  const s = task.subject;
-  j.stmt(
-      'INSERT OR IGNORE INTO tasks (task_id, task_digest, repository, profile, change_id, change_version, policy_epoch, step_id, canonical, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    )
-    .run(task.task_id, task.task_digest, s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, task.step.id, task.canonical, now);
-}
-
 /** The attempt as issued (WorkflowTaskAttempt) plus its journal state. */
-export function attemptWire(a: AttemptRow, j?: Journal): JsonValue {
+export function attemptWire(a: AttemptRow, j?: JournalStore): JsonValue {
   const decode = (b: Buffer) => parseStrictJson(b, { maxBytes: 1 << 20, what: 'retained attempt' }) as Record<string, JsonValue>;
   const c = j ? j.decodeOnce(`attempt\0${a.attempt_id}`, a.canonical, decode) : decode(a.canonical);
   return {
@@ -179,16 +168,8 @@ export function attemptWire(a: AttemptRow, j?: Journal): JsonValue {
  * retained task identities first, at most PRIOR_SCAN_LIMIT of them. An attempt is unresolved while it is
  * leased (live or expired) or cancelled: only a result or explicit reconciliation resolves it.
  */
-export function priorUnresolved(j: Journal, s: Subject, stepId: string, exceptTaskId: string): string | undefined {
-  const row = j.stmt(
-      `SELECT t.task_id AS task_id FROM (
-         SELECT task_id, created_at FROM tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id != ?
-         ORDER BY created_at DESC LIMIT ${PRIOR_SCAN_LIMIT}) t
-       JOIN attempts a ON a.task_id = t.task_id AND a.fence = (SELECT MAX(fence) FROM attempts WHERE task_id = t.task_id)
-       WHERE a.state IN ('leased', 'cancelled') ORDER BY t.created_at DESC LIMIT 1`,
-    )
-    .get(s.repository, s.change_id, s.profile, stepId, exceptTaskId) as { task_id: string } | undefined;
-  return row?.task_id;
+export function priorUnresolved(j: JournalStore, s: Subject, stepId: string, exceptTaskId: string): string | undefined {
+  return j.priorUnresolvedTask(s, stepId, exceptTaskId, PRIOR_SCAN_LIMIT);
 }
 
 /**
@@ -196,14 +177,14 @@ export function priorUnresolved(j: Journal, s: Subject, stepId: string, exceptTa
  * one of that executor (not revoked, not replaced by a newer epoch). Revocation wins over retained
  * evidence; re-enrollment does not rehabilitate it.
  */
-export function evidenceCurrent(authority: Authority, a: AttemptRow): boolean {
+export function evidenceCurrent(authority: AuthorityStore, a: AttemptRow): boolean {
   if (a.registration_id === null) return true;
   const e = authority.getEnrollment(a.registration_id);
   if (!e || e.revoked_at !== null) return false;
   return authority.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id)?.registration_id === e.registration_id;
 }
 
-function subjectCurrent(authority: Authority, s: Subject): boolean {
+function subjectCurrent(authority: AuthorityStore, s: Subject): boolean {
   return authority.resolveSubject(s)?.current === true;
 }
 
@@ -248,7 +229,7 @@ export function requestedClaim(
  * current executor registration, then a fresh attempt with the next fence and a lease no longer than
  * requested. Answers the MutationAnswer document (plus `extend`'s fields).
  */
-export function claimAttempt(journal: Journal, authority: Authority, actor: TokenActor, task: Task, opts: ClaimOptions): JsonValue {
+export function claimAttempt(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, task: Task, opts: ClaimOptions): JsonValue {
   const kind: MutationKind = opts.kind === 'agent' ? 'claim' : 'collector_claim';
   return journal.immediate((): JsonValue => {
       const replay = retainedOutcome(journal, actor, kind, opts.request_id, opts.request_digest);
@@ -309,7 +290,7 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
       // What attemptWire would decode from these bytes is the object they were encoded from.
       journal.decodeOnce(`attempt\0${attemptId}`, canonical, () => issued);
       const attemptDigest = domainDigest(DOMAINS.attempt, canonical);
-      retainTask(journal, task, opts.now);
+      journal.retainTask(task, opts.now);
       // The row as inserted (all of its columns), not read back: better-sqlite3 builds a wide row slowly.
       const row: AttemptRow = {
         attempt_id: attemptId,
@@ -334,17 +315,7 @@ export function claimAttempt(journal: Journal, authority: Authority, actor: Toke
         created_at: opts.now,
         updated_at: opts.now,
       };
-      journal
-        .stmt(
-          `INSERT INTO attempts (attempt_id, task_id, attempt_digest, claim_request_id, execution_operation_id, owner_id, agent_id, registration_id, registration_epoch,
-             kind, executor_id, fence, lease_ms, lease_expires_at, state, outcome, outcome_code, superseded_by_fence, canonical, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          row.attempt_id, row.task_id, row.attempt_digest, row.claim_request_id, row.execution_operation_id, row.owner_id, row.agent_id, row.registration_id,
-          row.registration_epoch, row.kind, row.executor_id, row.fence, row.lease_ms, row.lease_expires_at, row.state, row.outcome, row.outcome_code,
-          row.superseded_by_fence, row.canonical, row.created_at, row.updated_at,
-        );
+      journal.insertAttempt(row);
       const answer: Record<string, JsonValue> = {
         ...ENVELOPE,
         operation: kind === 'claim' ? 'claim' : 'collector_claim',
@@ -375,18 +346,13 @@ function randomHex16(): string {
 
 // ---- heartbeat, cancel, reconcile ------------------------------------------------------------------
 
-type AttemptChange = Partial<Pick<AttemptRow, 'lease_expires_at' | 'state' | 'outcome' | 'outcome_code' | 'superseded_by_fence'>> & { readonly updated_at: number };
-
 /**
  * Updates the attempt row read earlier in this same transaction and answers the row as it now is,
  * built from the row and the change rather than read back (better-sqlite3 builds a wide row slowly).
  */
-function updateAttempt(j: Journal, attempt: AttemptRow, change: AttemptChange): AttemptRow {
-  const cols = Object.keys(change) as (keyof AttemptChange)[];
-  const sql = `UPDATE attempts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE attempt_id = ?`;
-  const r = j.stmt(sql).run(...cols.map((c) => change[c]), attempt.attempt_id);
+function updateAttempt(j: JournalStore, attempt: AttemptRow, change: AttemptChange): AttemptRow {
   // The row was read in this transaction and nothing else writes the journal meanwhile.
-  if (r.changes !== 1) throw new Error('the attempt row changed under its transaction');
+  if (j.updateAttempt(attempt.attempt_id, change) !== 1) throw new Error('the attempt row changed under its transaction');
   return { ...attempt, ...change };
 }
 
@@ -406,7 +372,7 @@ export interface Scope {
 }
 
 /** Loads the exact bound attempt and its retained task; every binding field must match. */
-function boundAttempt(j: Journal, scope: Scope, b: AttemptBinding): { task: RetainedTask; attempt: AttemptRow } {
+function boundAttempt(j: JournalStore, scope: Scope, b: AttemptBinding): { task: RetainedTask; attempt: AttemptRow } {
   const task = retainedTask(j, b.task_id);
   if (!task || task.subject.repository !== scope.repository || task.subject.profile !== scope.profile) throw notFoundError('task_not_found', 'no such claimed task in this repository and profile');
   const attempt = j.attempt(b.attempt_id);
@@ -422,7 +388,7 @@ function boundAttempt(j: Journal, scope: Scope, b: AttemptBinding): { task: Reta
   return { task, attempt };
 }
 
-function mutationAnswer(j: Journal, kind: MutationKind, requestId: string, digest: string, a: AttemptRow, extra: { supersession?: JsonValue; retained?: JsonValue } = {}): Record<string, JsonValue> {
+function mutationAnswer(j: JournalStore, kind: MutationKind, requestId: string, digest: string, a: AttemptRow, extra: { supersession?: JsonValue; retained?: JsonValue } = {}): Record<string, JsonValue> {
   return {
     ...ENVELOPE,
     operation: kind,
@@ -443,7 +409,7 @@ export interface MutationInput extends AttemptBinding {
   readonly now: number;
 }
 
-export function mutateAttempt(journal: Journal, authority: Authority, actor: TokenActor, scope: Scope, m: MutationInput): JsonValue {
+export function mutateAttempt(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, scope: Scope, m: MutationInput): JsonValue {
   return journal.immediate((): JsonValue => {
       const replay = retainedOutcome(journal, actor, m.kind, m.request_id, m.request_digest);
       if (replay) return replay;
@@ -516,7 +482,7 @@ export function checkCriteria(step: RequirementStep, a: TaskResultAssertion): vo
 export const assertionBody = (a: TaskResultAssertion): Buffer => Buffer.from(canonicalSortedJson(a as unknown as JsonValue), 'utf8');
 
 /** `body` is assertionBody(a), which depends only on the request: computed before the batch. */
-export function submitResult(journal: Journal, authority: Authority, actor: TokenActor, scope: Scope, a: TaskResultAssertion, digest: string, body: Buffer, now: number): JsonValue {
+export function submitResult(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, scope: Scope, a: TaskResultAssertion, digest: string, body: Buffer, now: number): JsonValue {
   return journal.immediate((): JsonValue => {
       const replay = retainedOutcome(journal, actor, 'result', a.request_id, digest);
       if (replay) return replay;
@@ -561,10 +527,20 @@ export function submitResult(journal: Journal, authority: Authority, actor: Toke
       else if (a.trust_class === 'registered_executor_observation' && task.step.action_class === 'observation') [outcome, code] = ['passed', null];
       else [outcome, code] = ['failed', 'assertion_nonpassing'];
 
-      journal.stmt(
-          'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        )
-        .run(a.request_id, actor.owner_id, actor.agent_id, task.task_id, attempt.attempt_id, attempt.fence, a.executor?.registration_id ?? null, a.trust_class, a.outcome, obsDigest, body, now);
+      journal.insertAssertion({
+        request_id: a.request_id,
+        owner_id: actor.owner_id,
+        agent_id: actor.agent_id,
+        task_id: task.task_id,
+        attempt_id: attempt.attempt_id,
+        fence: attempt.fence,
+        registration_id: a.executor?.registration_id ?? null,
+        trust_class: a.trust_class,
+        outcome: a.outcome,
+        observation_digest: obsDigest,
+        body,
+        created_at: now,
+      });
       const updated = updateAttempt(journal, attempt, { state: 'finished', outcome, outcome_code: code, updated_at: now });
       const retained = { trust_class: a.trust_class, asserted_outcome: a.outcome, observation_digest: obsDigest, passing: false };
       const answer = mutationAnswer(journal, 'result', a.request_id, digest, updated, { retained });
@@ -605,7 +581,7 @@ export interface RecoveryInput {
  * execution_may_still_run: uncertain_effect. A request id with no committed row had no effect:
  * conclusive_rejection, whose identical retry is permitted only when the task is observed pending.
  */
-export function recoveryEnvelope(journal: Journal | undefined, authority: Authority, actor: TokenActor, scope: Scope, r: RecoveryInput): JsonValue {
+export function recoveryEnvelope(journal: JournalStore | undefined, authority: AuthorityStore, actor: TokenActor, scope: Scope, r: RecoveryInput): JsonValue {
   const retained = journal ? retainedTask(journal, r.task_id) : undefined;
   const task = retained ?? (r.derived ? { task_id: r.derived.task_id, task_digest: r.derived.task_digest, subject: r.derived.subject } : undefined);
   if (!task || task.subject.repository !== scope.repository || task.subject.profile !== scope.profile) throw notFoundError('task_not_found', 'no such task in this repository and profile');

@@ -6,9 +6,6 @@
 // attempt's registration: candidate data cannot choose an image, argv, credential or fallback.
 
 import type { z } from 'zod';
-import type { Authority, CollectorProfileRow } from '../core/authority/store.js';
-import type { Task } from '../core/authority/plan.js';
-import { subjectToJson } from '../core/authority/plan.js';
 import type { Subject, TokenActor } from '../core/authority/types.js';
 import { canonicalJsonBytes, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { CAPABILITY, formatIssues } from '../core/contract/common.js';
@@ -29,36 +26,26 @@ import {
 import { DOMAINS, domainDigest, sha256Hex } from '../core/crypto/digest.js';
 import { parsePublicKeyHex, verifyStrict } from '../core/crypto/ed25519.js';
 import { AgentscmError } from '../core/errors.js';
-import { attemptWire, claimAttempt, commitRequest, evidenceCurrent, requestDigest, requestedClaim, retainedOutcome, retainedTask } from './claims.js';
+import { attemptWire, claimAttempt, commitRequest, requestDigest, requestedClaim, retainedOutcome, retainedTask } from './claims.js';
 import { HubError, invalidRequest, notFoundError } from './errors.js';
-import type { AttemptRow, Journal } from './journal.js';
-import type { MutationContext } from './mutations.js';
-import { resolve, type ReadContext, type Scope } from './reads.js';
+import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferRow } from '../core/storage/stores.js';
+import { receiptBody, subjectEvidence, transferLive } from './receipts.js';
+import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
 const ENVELOPE = { capability: CAPABILITY, schema_version: 1 } as const;
 const conflict = (code: string, message: string) => new HubError(409, code, message);
 const refused = (code: string, message: string) => new HubError(400, code, message);
 
-/** At most this many transfers name one receipt (finalization streams them one at a time). */
-export const MAX_RECEIPT_TRANSFERS = 32;
-
 export function profileOf(row: CollectorProfileRow): CollectorProfile {
   return JSON.parse(row.canonical.toString('utf8')) as CollectorProfile;
 }
 
-interface CollectorAttemptRow {
-  readonly attempt_id: string;
-  readonly install_id: string;
-  readonly profile_digest: string;
-  readonly grant_generation: string;
+function collectorAttempt(j: JournalStore, attemptId: string): CollectorAttemptRow | undefined {
+  return j.collectorAttempt(attemptId);
 }
 
-function collectorAttempt(j: Journal, attemptId: string): CollectorAttemptRow | undefined {
-  return j.db.prepare('SELECT attempt_id, install_id, profile_digest, grant_generation FROM collector_attempts WHERE attempt_id = ?').get(attemptId) as CollectorAttemptRow | undefined;
-}
-
-function installRow(authority: Authority, registrationId: string, installId: string): CollectorProfileRow | undefined {
-  const row = authority.db.prepare('SELECT * FROM collector_profiles WHERE install_id = ? AND registration_id = ?').get(installId, registrationId) as CollectorProfileRow | undefined;
+function installRow(authority: AuthorityStore, registrationId: string, installId: string): CollectorProfileRow | undefined {
+  const row = authority.collectorProfileInstall(installId, registrationId);
   if (row && domainDigest(DOMAINS.collectorProfile, row.canonical) !== row.profile_digest) throw new HubError(500, 'store_integrity', 'an installed collector profile does not match its digest');
   return row;
 }
@@ -88,7 +75,7 @@ function bindingOf(task: TaskLike, a: AttemptRow, row: CollectorProfileRow): Exe
 }
 
 /** The descriptor of a collector attempt: a pure function of retained rows and the installed profile. */
-export function descriptorFor(authority: Authority, task: TaskLike, a: AttemptRow, row: CollectorProfileRow, grant: string): JsonValue {
+export function descriptorFor(authority: AuthorityStore, task: TaskLike, a: AttemptRow, row: CollectorProfileRow, grant: string): JsonValue {
   const p = profileOf(row);
   const e = authority.getEnrollment(a.registration_id!);
   if (!e) throw new HubError(500, 'store_integrity', 'the attempt\'s registration is missing');
@@ -115,21 +102,13 @@ export function descriptorFor(authority: Authority, task: TaskLike, a: AttemptRo
   };
 }
 
-function findTask(ctx: ReadContext, scope: Scope, req: { subject: Subject; task_id: string; task_digest: string }): Task {
-  const { tasks } = resolve(ctx, scope, req.subject);
-  const t = tasks.find((x) => x.task_id === req.task_id);
-  if (!t) throw notFoundError('task_not_found', 'no such task for this subject');
-  if (t.task_digest !== req.task_digest) throw conflict('task_digest_mismatch', 'the task digest does not match the stored task');
-  return t;
-}
-
 export function handleCollector(ctx: MutationContext, scope: Scope, req: CollectorRequest, raw: JsonValue): JsonValue {
   const actor = scope.actor;
   switch (req.operation) {
     case 'collector_claim': {
       const digest = requestDigest('collector_claim', actor, raw);
       const j = ctx.writable();
-      const task = findTask(ctx, scope, req);
+      const task = resolveTask(ctx, scope, req);
       if (task.step.action_class !== 'command_collector') {
         // An identical retry still answers from the journal inside claimAttempt; only fresh claims get here.
         if (task.step.action_class !== 'review_collector') throw conflict('not_a_collector_step', 'collector_claim needs a collector step');
@@ -146,9 +125,7 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
           if (p.step_id !== task.step.id || p.repository !== task.subject.repository || p.profile !== task.subject.profile) {
             throw conflict('collector_profile_mismatch', 'the installed collector profile is for another step');
           }
-          j.db
-            .prepare('INSERT INTO collector_attempts (attempt_id, install_id, profile_digest, grant_generation, created_at) VALUES (?, ?, ?, ?, ?)')
-            .run(a.attempt_id, row.install_id, row.profile_digest, actor.token_id, Date.now());
+          j.insertCollectorAttempt({ attempt_id: a.attempt_id, install_id: row.install_id, profile_digest: row.profile_digest, grant_generation: actor.token_id }, Date.now());
           return { descriptor: descriptorFor(ctx.authority, task, a, row, actor.token_id) };
         },
       });
@@ -172,31 +149,6 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
 }
 
 // ---- import ----------------------------------------------------------------------------------------
-
-interface TransferRow {
-  readonly transfer_digest: string;
-  readonly bytes_digest: string;
-  readonly upload_request_id: string;
-  readonly task_id: string;
-  readonly attempt_id: string;
-  readonly fence: number;
-  readonly registration_id: string;
-  readonly collector_profile_install_id: string;
-  readonly collector_profile_digest: string;
-  readonly grant_generation: string;
-  readonly outcome: 'passed' | 'failed';
-  readonly length: number;
-  readonly view: Buffer;
-}
-
-/** Whether retained evidence still counts now: origin grant, registration and profile installation. */
-export function transferLive(authority: Authority, t: Pick<TransferRow, 'registration_id' | 'collector_profile_install_id' | 'grant_generation'>): boolean {
-  if (!authority.tokenActive(t.grant_generation)) return false;
-  const e = authority.getEnrollment(t.registration_id);
-  if (!e || e.revoked_at !== null) return false;
-  if (authority.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id)?.registration_id !== e.registration_id) return false;
-  return authority.currentCollectorProfile(e.registration_id)?.install_id === t.collector_profile_install_id;
-}
 
 function viewOf(row: TransferRow, replayed: boolean, applicable: boolean): JsonValue {
   const v = parseStrictJson(row.view, { maxBytes: 1 << 16, what: 'retained transfer view' }) as Record<string, JsonValue>;
@@ -229,14 +181,12 @@ export function decodeTransfer(bytes: Buffer): DecodedTransfer {
  * with other bytes conflicts. A fresh transfer is checked against the current registry and the
  * regenerated request, and its original bytes are retained with the attempt's outcome.
  */
-export function importTransfer(journal: Journal, authority: Authority, actor: TokenActor, scope: { repository: string; profile: string }, transfer: DecodedTransfer, now: number): JsonValue {
+export function importTransfer(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, scope: { repository: string; profile: string }, transfer: DecodedTransfer, now: number): JsonValue {
   const { bytes, parts, header: h, bytesDigest } = transfer;
 
-  return journal.db
-    .transaction((): JsonValue => {
-      const prior = journal.db.prepare('SELECT * FROM transfers WHERE owner_id = ? AND agent_id = ? AND upload_request_id = ?').get(actor.owner_id, actor.agent_id, h.upload_request_id) as
-        | TransferRow
-        | undefined;
+  return journal
+    .immediate((): JsonValue => {
+      const prior = journal.transferByUpload(actor.owner_id, actor.agent_id, h.upload_request_id);
       if (prior) {
         if (prior.bytes_digest !== bytesDigest) throw conflict('upload_request_conflict', 'upload_request_id was already used with different transfer bytes');
         const latest = journal.latestAttempt(prior.task_id);
@@ -258,8 +208,7 @@ export function importTransfer(journal: Journal, authority: Authority, actor: To
       if (a.fence !== h.fence || a.state === 'replaced') throw conflict('stale_fence', 'the fence is stale: the attempt was superseded');
       if (a.kind !== 'collector') throw conflict('not_a_collector_attempt', 'the attempt was not claimed with collector_claim');
       if (a.owner_id !== actor.owner_id || a.agent_id !== actor.agent_id) throw conflict('not_attempt_holder', 'only the agent holding the attempt may upload its transfer');
-      const existing = journal.db.prepare('SELECT transfer_digest FROM transfers WHERE attempt_id = ?').get(a.attempt_id);
-      if (existing) throw conflict('transfer_exists', 'this attempt already has a retained transfer');
+      if (journal.transferBindingOfAttempt(a.attempt_id) !== undefined) throw conflict('transfer_exists', 'this attempt already has a retained transfer');
       if (a.state !== 'leased') throw conflict('attempt_not_leased', `the attempt is ${a.state}`);
       // As for a result: an expired lease is not current execution authority (the attempt is
       // uncertain until reconciled), whatever the transfer says it observed.
@@ -334,23 +283,29 @@ export function importTransfer(journal: Journal, authority: Authority, actor: To
         fence: a.fence,
         outcome: r.outcome,
       };
-      journal.db
-        .prepare(
-          `INSERT INTO transfers (transfer_digest, owner_id, agent_id, upload_request_id, bytes_digest, task_id, attempt_id, fence, registration_id,
-             collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length, bytes, view, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          tDigest, actor.owner_id, actor.agent_id, h.upload_request_id, bytesDigest, task.task_id, a.attempt_id, a.fence, e.registration_id,
-          row.install_id, row.profile_digest, h.origin.grant_generation, r.outcome, bytes.length, bytes, canonicalJsonBytes(view), now,
-        );
+      journal.insertTransfer({
+        transfer_digest: tDigest,
+        owner_id: actor.owner_id,
+        agent_id: actor.agent_id,
+        upload_request_id: h.upload_request_id,
+        bytes_digest: bytesDigest,
+        task_id: task.task_id,
+        attempt_id: a.attempt_id,
+        fence: a.fence,
+        registration_id: e.registration_id,
+        collector_profile_install_id: row.install_id,
+        collector_profile_digest: row.profile_digest,
+        grant_generation: h.origin.grant_generation,
+        outcome: r.outcome,
+        length: bytes.length,
+        bytes,
+        view: canonicalJsonBytes(view),
+        created_at: now,
+      });
       // A transfer finishes its attempt; the graph (and only a receipt) decides qualification.
-      journal.db
-        .prepare("UPDATE attempts SET state = 'finished', outcome = ?, outcome_code = ?, updated_at = ? WHERE attempt_id = ?")
-        .run(r.outcome, r.outcome === 'passed' ? null : 'collector_not_passed', now, a.attempt_id);
+      journal.updateAttempt(a.attempt_id, { state: 'finished', outcome: r.outcome, outcome_code: r.outcome === 'passed' ? null : 'collector_not_passed', updated_at: now });
       return { ...view, replayed: false, currently_applicable: true };
-    })
-    .immediate();
+    });
 }
 
 function wrap<T>(f: () => T): T {
@@ -365,61 +320,11 @@ function wrap<T>(f: () => T): T {
 
 // ---- finalization and receipts ---------------------------------------------------------------------
 
-interface Evidence {
-  readonly task: Task;
-  readonly attempt: AttemptRow;
-  readonly transfer: TransferRow;
-}
-
-/** The retained, live evidence of every required collector task of the subject, or why there is none. */
-function subjectEvidence(journal: Journal, authority: Authority, tasks: readonly Task[]): { ok: true; evidence: Evidence[] } | { ok: false; code: string } {
-  const evidence: Evidence[] = [];
-  for (const t of tasks) {
-    if (!t.step.required) continue;
-    const a = journal.latestAttempt(t.task_id);
-    if (!a || a.state !== 'finished' || a.outcome !== 'passed') return { ok: false, code: 'task_not_succeeded' };
-    if (!evidenceCurrent(authority, a)) return { ok: false, code: 'authorization_changed' };
-    if (t.step.action_class !== 'command_collector' && t.step.action_class !== 'review_collector') continue;
-    const tr = journal.db.prepare('SELECT * FROM transfers WHERE attempt_id = ?').get(a.attempt_id) as TransferRow | undefined;
-    if (!tr) return { ok: false, code: 'transfer_missing' };
-    if (!transferLive(authority, tr)) return { ok: false, code: 'authorization_changed' };
-    evidence.push({ task: t, attempt: a, transfer: tr });
-  }
-  if (evidence.length === 0) return { ok: false, code: 'no_collector_evidence' };
-  if (evidence.length > MAX_RECEIPT_TRANSFERS) return { ok: false, code: 'too_many_transfers' };
-  return { ok: true, evidence };
-}
-
-function receiptBody(authority: Authority, subject: Subject, evidence: readonly Evidence[]): Buffer {
-  return canonicalJsonBytes({
-    version: 2,
-    subject: subjectToJson(subject),
-    tasks: evidence.map(({ task, attempt, transfer }) => ({
-      task_id: task.task_id,
-      task_digest: task.task_digest,
-      step_id: task.step.id,
-      attempt_id: attempt.attempt_id,
-      attempt_digest: attempt.attempt_digest,
-      fence: attempt.fence,
-      transfer_digest: transfer.transfer_digest,
-      transfer_bytes_sha256: transfer.bytes_digest,
-      registration: {
-        registration_id: transfer.registration_id,
-        registration_epoch: attempt.registration_epoch!,
-        executor_id: attempt.executor_id!,
-        verification_key_id: authority.getEnrollment(transfer.registration_id)!.verification_key_id,
-      },
-      collector_profile: { install_id: transfer.collector_profile_install_id, profile_digest: transfer.collector_profile_digest },
-      origin: { owner_id: attempt.owner_id, agent_id: attempt.agent_id, grant_generation: transfer.grant_generation },
-    })),
-  });
-}
-
 function finalize(ctx: MutationContext, scope: Scope, req: Extract<CollectorRequest, { operation: 'collector_finalize' }>, digest: string): JsonValue {
   const j = ctx.writable();
   const authority = ctx.authority;
-  return j.db
-    .transaction((): JsonValue => {
+  return j
+    .immediate((): JsonValue => {
       const replay = retainedOutcome(j, scope.actor, 'collector_finalize', req.request_id, digest);
       if (replay) return replay;
       const { subject, current, tasks } = resolve(ctx, scope, req.subject);
@@ -431,12 +336,7 @@ function finalize(ctx: MutationContext, scope: Scope, req: Extract<CollectorRequ
       const body = receiptBody(authority, subject, ev.evidence);
       const receiptDigest = domainDigest(DOMAINS.receipt, body);
       const now = Date.now();
-      j.db
-        .prepare(
-          `INSERT OR IGNORE INTO receipts (receipt_digest, repository, profile, change_id, change_version, context_digest, policy_epoch, requirement_digest, revision, body, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(receiptDigest, subject.repository, subject.profile, subject.change_id, subject.change_version, subject.context_digest, subject.policy_epoch, subject.requirement_digest, subject.revision, body, now);
+      j.insertReceipt(receiptDigest, subject, body, now);
       const answer: JsonValue = {
         ...ENVELOPE,
         operation: 'collector_finalize',
@@ -449,25 +349,5 @@ function finalize(ctx: MutationContext, scope: Scope, req: Extract<CollectorRequ
       };
       commitRequest(j, scope.actor, 'collector_finalize', req.request_id, digest, ev.evidence[0]!.task.task_id, null, answer, now);
       return answer;
-    })
-    .immediate();
-}
-
-/**
- * The subject's receipt if it passes the live checks admission uses: the newest receipt of the exact
- * subject, every named transfer still retained with its original bytes, and every registration,
- * profile installation and originating grant still current. `code` says why not.
- */
-export function liveReceipt(journal: Journal | undefined, authority: Authority, subject: Subject): { digest: string | undefined; code: string | undefined } {
-  const digest = journal?.receiptFor(subject);
-  if (!journal || digest === undefined) return { digest: undefined, code: undefined };
-  const row = journal.db.prepare('SELECT body FROM receipts WHERE receipt_digest = ?').get(digest) as { body: Buffer };
-  if (domainDigest(DOMAINS.receipt, row.body) !== digest) return { digest: undefined, code: 'receipt_integrity' };
-  const body = JSON.parse(row.body.toString('utf8')) as { tasks: { transfer_digest: string; attempt_id: string }[] };
-  for (const t of body.tasks) {
-    const tr = journal.db.prepare('SELECT * FROM transfers WHERE transfer_digest = ?').get(t.transfer_digest) as TransferRow | undefined;
-    if (!tr || tr.attempt_id !== t.attempt_id || tr.outcome !== 'passed') return { digest: undefined, code: 'receipt_integrity' };
-    if (!transferLive(authority, tr)) return { digest: undefined, code: 'authorization_changed' };
-  }
-  return { digest, code: undefined };
+    });
 }

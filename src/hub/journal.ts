@@ -2,15 +2,33 @@
 // and receipts, in DATA_DIR/journal.sqlite. Reads never create it: without a journal every task of a
 // subject is pending. The first mutation creates it (openJournalForWrite).
 //
-// This module defines the tables and the read side; claims, leases, fences, idempotent mutations,
-// results and recovery (src/hub/claims.ts) write `tasks`, `attempts`, `idempotency` and `assertions`.
+// This module defines the tables and is the SQLite implementation of JournalStore (src/core/storage/
+// stores.ts): every statement the Hub runs against the journal is here. Claims, leases, fences,
+// idempotent mutations, results and recovery (src/hub/claims.ts) and the collector route decide what
+// is written; this module only knows how.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
+import type { Task } from '../core/authority/plan.js';
 import type { Subject } from '../core/authority/types.js';
 import { localState } from '../core/errors.js';
 import { checkStoreFile, lstatOrUndefined } from '../core/fs/safe.js';
+import type {
+  AssertionRow,
+  AttemptChange,
+  AttemptRow,
+  CollectorAttemptRow,
+  JournalStore,
+  NewRequest,
+  NewTransfer,
+  RequestRow,
+  TaskRow,
+  TransferBinding,
+  TransferRow,
+} from '../core/storage/stores.js';
+
+export type { AttemptRow } from '../core/storage/stores.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
 export const JOURNAL_SCHEMA_VERSION = 3;
@@ -136,30 +154,6 @@ CREATE TABLE receipts (
 CREATE INDEX receipts_by_subject ON receipts (repository, profile, change_id, change_version, policy_epoch);
 `;
 
-export interface AttemptRow {
-  readonly attempt_id: string;
-  readonly task_id: string;
-  readonly attempt_digest: string;
-  readonly owner_id: string;
-  readonly agent_id: string;
-  readonly registration_id: string | null;
-  readonly registration_epoch: number | null;
-  readonly kind: 'agent' | 'collector';
-  readonly executor_id: string | null;
-  readonly claim_request_id: string;
-  readonly execution_operation_id: string;
-  readonly fence: number;
-  readonly lease_ms: number;
-  readonly lease_expires_at: number;
-  readonly superseded_by_fence: number | null;
-  readonly canonical: Buffer;
-  readonly state: 'leased' | 'finished' | 'cancelled' | 'replaced';
-  readonly outcome: 'passed' | 'failed' | 'uncertain' | null;
-  readonly outcome_code: string | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
-
 const ATTEMPT_COLUMNS =
   'attempt_id, task_id, attempt_digest, owner_id, agent_id, registration_id, registration_epoch, kind, executor_id, claim_request_id, execution_operation_id, fence, lease_ms, lease_expires_at, superseded_by_fence, canonical, state, outcome, outcome_code, created_at, updated_at';
 
@@ -193,11 +187,18 @@ function attemptRow(r: AttemptTuple | undefined): AttemptRow | undefined {
   };
 }
 
+/** The transfer columns a TransferRow carries: every one but the retained bytes (up to 16 MiB). */
+const TRANSFER_COLUMNS =
+  'transfer_digest, bytes_digest, upload_request_id, task_id, attempt_id, fence, registration_id, collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length, view';
+
+/** The attempt columns updateAttempt may set (AttemptChange), so that no other key reaches the SQL text. */
+const UPDATABLE_ATTEMPT_COLUMNS: ReadonlySet<string> = new Set(['lease_expires_at', 'state', 'outcome', 'outcome_code', 'superseded_by_fence', 'updated_at']);
+
 export function journalPath(dataDir: string): string {
   return path.join(dataDir, JOURNAL_FILE);
 }
 
-export class Journal {
+export class Journal implements JournalStore {
   private readonly latestStmt: Database.Statement<[string], AttemptTuple>;
   private readonly attemptStmt: Database.Statement<[string], AttemptTuple>;
   private readonly receiptStmt: Database.Statement<[string, string, string, number, number, string, string, string], { receipt_digest: string }>;
@@ -259,6 +260,115 @@ export class Journal {
 
   attempt(attemptId: string): AttemptRow | undefined {
     return attemptRow(this.attemptStmt.get(attemptId));
+  }
+
+  taskRow(taskId: string): TaskRow | undefined {
+    return this.stmt('SELECT task_id, task_digest, canonical FROM tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
+  }
+
+  retainTask(task: Task, now: number): void {
+    const s = task.subject;
+    this.stmt(
+      'INSERT OR IGNORE INTO tasks (task_id, task_digest, repository, profile, change_id, change_version, policy_epoch, step_id, canonical, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(task.task_id, task.task_digest, s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, task.step.id, task.canonical, now);
+  }
+
+  priorUnresolvedTask(s: Subject, stepId: string, exceptTaskId: string, scanLimit: number): string | undefined {
+    const row = this.stmt(
+      `SELECT t.task_id AS task_id FROM (
+         SELECT task_id, created_at FROM tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id != ?
+         ORDER BY created_at DESC LIMIT ${Math.trunc(scanLimit)}) t
+       JOIN attempts a ON a.task_id = t.task_id AND a.fence = (SELECT MAX(fence) FROM attempts WHERE task_id = t.task_id)
+       WHERE a.state IN ('leased', 'cancelled') ORDER BY t.created_at DESC LIMIT 1`,
+    ).get(s.repository, s.change_id, s.profile, stepId, exceptTaskId) as { task_id: string } | undefined;
+    return row?.task_id;
+  }
+
+  insertAttempt(row: AttemptRow): void {
+    this.stmt(
+      `INSERT INTO attempts (attempt_id, task_id, attempt_digest, claim_request_id, execution_operation_id, owner_id, agent_id, registration_id, registration_epoch,
+         kind, executor_id, fence, lease_ms, lease_expires_at, state, outcome, outcome_code, superseded_by_fence, canonical, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      row.attempt_id, row.task_id, row.attempt_digest, row.claim_request_id, row.execution_operation_id, row.owner_id, row.agent_id, row.registration_id,
+      row.registration_epoch, row.kind, row.executor_id, row.fence, row.lease_ms, row.lease_expires_at, row.state, row.outcome, row.outcome_code,
+      row.superseded_by_fence, row.canonical, row.created_at, row.updated_at,
+    );
+  }
+
+  updateAttempt(attemptId: string, change: AttemptChange): number {
+    // Only the columns the change names; each distinct set of columns is one statement, prepared once.
+    const cols = (Object.keys(change) as (keyof AttemptChange)[]).filter((c) => UPDATABLE_ATTEMPT_COLUMNS.has(c));
+    const sql = `UPDATE attempts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE attempt_id = ?`;
+    return this.stmt(sql).run(...cols.map((c) => change[c]), attemptId).changes;
+  }
+
+  requestRow(ownerId: string, agentId: string, requestId: string): RequestRow | undefined {
+    return this.stmt('SELECT kind, request_digest, task_id, attempt_id, response FROM idempotency WHERE owner_id = ? AND agent_id = ? AND request_id = ?').get(ownerId, agentId, requestId) as
+      | RequestRow
+      | undefined;
+  }
+
+  insertRequest(r: NewRequest): void {
+    this.stmt('INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+      r.owner_id, r.agent_id, r.request_id, r.kind, r.request_digest, r.task_id, r.attempt_id, r.response, r.created_at,
+    );
+  }
+
+  insertAssertion(r: AssertionRow): void {
+    this.stmt(
+      'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(r.request_id, r.owner_id, r.agent_id, r.task_id, r.attempt_id, r.fence, r.registration_id, r.trust_class, r.outcome, r.observation_digest, r.body, r.created_at);
+  }
+
+  collectorAttempt(attemptId: string): CollectorAttemptRow | undefined {
+    return this.stmt('SELECT attempt_id, install_id, profile_digest, grant_generation FROM collector_attempts WHERE attempt_id = ?').get(attemptId) as CollectorAttemptRow | undefined;
+  }
+
+  insertCollectorAttempt(r: CollectorAttemptRow, now: number): void {
+    this.stmt('INSERT INTO collector_attempts (attempt_id, install_id, profile_digest, grant_generation, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      r.attempt_id, r.install_id, r.profile_digest, r.grant_generation, now,
+    );
+  }
+
+  transferByUpload(ownerId: string, agentId: string, uploadRequestId: string): TransferRow | undefined {
+    return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE owner_id = ? AND agent_id = ? AND upload_request_id = ?`).get(ownerId, agentId, uploadRequestId) as
+      | TransferRow
+      | undefined;
+  }
+
+  transferOfAttempt(attemptId: string): TransferRow | undefined {
+    return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE attempt_id = ?`).get(attemptId) as TransferRow | undefined;
+  }
+
+  transferBindingOfAttempt(attemptId: string): TransferBinding | undefined {
+    return this.stmt('SELECT registration_id, collector_profile_install_id, grant_generation FROM transfers WHERE attempt_id = ?').get(attemptId) as TransferBinding | undefined;
+  }
+
+  transfer(transferDigest: string): TransferRow | undefined {
+    return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE transfer_digest = ?`).get(transferDigest) as TransferRow | undefined;
+  }
+
+  insertTransfer(r: NewTransfer): void {
+    this.stmt(
+      `INSERT INTO transfers (transfer_digest, owner_id, agent_id, upload_request_id, bytes_digest, task_id, attempt_id, fence, registration_id,
+         collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length, bytes, view, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      r.transfer_digest, r.owner_id, r.agent_id, r.upload_request_id, r.bytes_digest, r.task_id, r.attempt_id, r.fence, r.registration_id,
+      r.collector_profile_install_id, r.collector_profile_digest, r.grant_generation, r.outcome, r.length, r.bytes, r.view, r.created_at,
+    );
+  }
+
+  receiptBody(receiptDigest: string): Buffer | undefined {
+    return (this.stmt('SELECT body FROM receipts WHERE receipt_digest = ?').get(receiptDigest) as { body: Buffer } | undefined)?.body;
+  }
+
+  insertReceipt(receiptDigest: string, s: Subject, body: Buffer, now: number): void {
+    this.stmt(
+      `INSERT OR IGNORE INTO receipts (receipt_digest, repository, profile, change_id, change_version, context_digest, policy_epoch, requirement_digest, revision, body, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(receiptDigest, s.repository, s.profile, s.change_id, s.change_version, s.context_digest, s.policy_epoch, s.requirement_digest, s.revision, body, now);
   }
 
   /** The receipt for exactly this subject, if one was finalized. */

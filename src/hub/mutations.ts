@@ -1,27 +1,15 @@
 // Dispatch of the mutation operations (claim, heartbeat, cancel, reconcile, result) and the recovery
 // read to the claim core. The actor always comes from the bearer token, never from the body.
 
-import type { Authority } from '../core/authority/store.js';
+import type { AuthorityStore } from '../core/storage/stores.js';
 import type { TokenActor } from '../core/authority/types.js';
 import type { JsonValue } from '../core/canonical/json.js';
 import type { MutationRequest } from '../core/contract/mutations.js';
 import { assertionBody, claimAttempt, mutateAttempt, predecodeRetainedTask, recoveryEnvelope, requestDigest, requestedClaim, submitResult } from './claims.js';
-import { HubError, notFoundError } from './errors.js';
-import type { Journal } from './journal.js';
-import { resolve, type ReadContext, type Scope } from './reads.js';
+import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
-export interface MutationContext extends ReadContext {
-  /** The journal for writing, created on first use. */
-  writable(): Journal;
-}
-
-function findTask(ctx: ReadContext, scope: Scope, req: { subject: Parameters<typeof resolve>[2]; task_id: string; task_digest: string }) {
-  const { tasks } = resolve(ctx, scope, req.subject);
-  const t = tasks.find((x) => x.task_id === req.task_id);
-  if (!t) throw notFoundError('task_not_found', 'no such task for this subject');
-  if (t.task_digest !== req.task_digest) throw new HubError(409, 'task_digest_mismatch', 'the task digest does not match the stored task');
-  return t;
-}
+// The HTTP facade (server.ts) names the mutation context from here; it lives in subjects.ts.
+export type { MutationContext } from './subjects.js';
 
 type BatchedMutation = Exclude<MutationRequest, { operation: 'recovery' }>;
 
@@ -37,12 +25,12 @@ type BatchedMutation = Exclude<MutationRequest, { operation: 'recovery' }>;
  */
 export function prepareMutation(ctx: MutationContext, scope: Scope, req: BatchedMutation, raw: JsonValue): () => JsonValue {
   const actor: TokenActor = scope.actor;
-  const authority: Authority = ctx.authority;
+  const authority: AuthorityStore = ctx.authority;
   switch (req.operation) {
     case 'claim': {
       const digest = requestDigest('claim', actor, raw);
       try {
-        predecodeRetainedTask(ctx.writable(), findTask(ctx, scope, req));
+        predecodeRetainedTask(ctx.writable(), resolveTask(ctx, scope, req));
       } catch {
         // The batch finds the task again and answers whatever it meets.
       }
@@ -51,7 +39,7 @@ export function prepareMutation(ctx: MutationContext, scope: Scope, req: Batched
         // The task is derived from the named subject; an identical retry after the subject went stale
         // still returns its retained outcome (claimAttempt checks the request id before currency), so a
         // subject that no longer resolves only fails when the id is unused.
-        const task = findTask(ctx, scope, req);
+        const task = resolveTask(ctx, scope, req);
         return claimAttempt(j, authority, actor, task, { kind: 'agent', ...requestedClaim(req, digest) });
       };
     }

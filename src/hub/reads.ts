@@ -1,57 +1,23 @@
 // The read operations of the workspace task API. Each is a pure read of the authority, the snapshot
 // store and (when it exists) the journal; none writes, and none creates a missing journal.
 
-import type { Authority } from '../core/authority/store.js';
 import type { Task } from '../core/authority/plan.js';
-import type { Subject, TokenActor } from '../core/authority/types.js';
+import type { Subject } from '../core/authority/types.js';
 import { type JsonValue } from '../core/canonical/json.js';
 import { sha256Hex } from '../core/crypto/digest.js';
 import { CAPABILITY, SUPPORTED_SCHEMA_VERSIONS } from '../core/contract/common.js';
 import { MAX_FAILURES, READ_OPERATIONS, REFERENCE_MAX_BYTES, SCHEMA_MISMATCH_ACTION, type ReadRequest } from '../core/contract/ops.js';
 import { referencePathProblem } from '../core/contract/paths.js';
-import type { SnapshotStore } from '../core/native/snapshot.js';
-import { HubError, notFoundError } from './errors.js';
-import type { AttemptRow, Journal } from './journal.js';
+import { notFoundError } from './errors.js';
+import type { AttemptRow } from '../core/storage/stores.js';
 import { evidenceCurrent, priorUnresolved } from './claims.js';
-import { liveReceipt, transferLive } from './collector.js';
+import { liveReceipt, transferLive } from './receipts.js';
+import { findTask, resolve, type ReadContext, type Scope } from './subjects.js';
 
 export type TaskState = 'pending' | 'claimed' | 'succeeded' | 'failed' | 'uncertain' | 'blocked';
 export type NextStep = { operation: 'collector_claim' | 'reconcile'; task_id: string } | { operation: 'collector_finalize' | 'checkpoint' | 'none' };
 
-export interface ReadContext {
-  readonly authority: Authority;
-  readonly snapshots: SnapshotStore;
-  /** The journal if it exists; never creates it. */
-  journal(): Journal | undefined;
-  readonly now: number;
-  /** Operations this Hub answers (later parts add the mutations); `capabilities` lists them sorted. */
-  readonly operations: readonly string[];
-}
-
-export interface Scope {
-  readonly repository: string;
-  readonly profile: string;
-  readonly actor: TokenActor;
-}
-
 const ENVELOPE = { capability: CAPABILITY, schema_version: 1 } as const;
-
-/** Resolves the subject a request names, within the URL's repository and profile. */
-export function resolve(ctx: ReadContext, scope: Scope, claimed: Subject): { subject: Subject; current: boolean; tasks: Task[] } {
-  if (claimed.repository !== scope.repository || claimed.profile !== scope.profile) {
-    throw new HubError(400, 'subject_scope_mismatch', 'the subject names another repository or profile than the request path');
-  }
-  const r = ctx.authority.resolveSubject(claimed);
-  if (!r) throw notFoundError('subject_not_found', 'no such subject: Change version, policy epoch or bound digests do not match the authority');
-  return { ...r, tasks: ctx.authority.tasksFor(r.subject) };
-}
-
-function findTask(tasks: readonly Task[], taskId: string, taskDigest: string): Task {
-  const t = tasks.find((x) => x.task_id === taskId);
-  if (!t) throw notFoundError('task_not_found', 'no such task for this subject');
-  if (t.task_digest !== taskDigest) throw new HubError(409, 'task_digest_mismatch', 'the task digest does not match the stored task');
-  return t;
-}
 
 interface TaskView {
   readonly task: Task;
@@ -90,9 +56,7 @@ function attemptState(ctx: ReadContext, a: AttemptRow, now: number): { state: Ta
 
 /** Whether a passed collector attempt's retained transfer is still live (transferLive). */
 function collectorTransferLive(ctx: ReadContext, a: AttemptRow): boolean {
-  const t = ctx.journal()?.stmt('SELECT registration_id, collector_profile_install_id, grant_generation FROM transfers WHERE attempt_id = ?').get(a.attempt_id) as
-    | { registration_id: string; collector_profile_install_id: string; grant_generation: string }
-    | undefined;
+  const t = ctx.journal()?.transferBindingOfAttempt(a.attempt_id);
   return t !== undefined && transferLive(ctx.authority, t);
 }
 
@@ -337,3 +301,5 @@ function readReference(ctx: ReadContext, subject: Subject, task: Task, name: str
 }
 
 export { READ_OPERATIONS };
+// The request types live in subjects.ts; the HTTP facade (server.ts) names them from here.
+export type { ReadContext, Scope } from './subjects.js';

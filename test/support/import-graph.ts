@@ -1,7 +1,7 @@
 // A static walker over the compiled ESM import graph (dist/**.js). Used to prove that hot paths (the
 // hooks, --version) never load heavy or forbidden packages, without running them.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 export interface ImportGraph {
@@ -79,4 +79,62 @@ export function commandModuleFile(cliFile: string, load: () => unknown): string 
   const m = /import\(\s*['"]([^'"]+)['"]\s*\)/.exec(load.toString());
   if (!m) throw new Error(`command load() is not a literal import: ${load.toString()}`);
   return path.resolve(path.dirname(cliFile), m[1]!);
+}
+
+/**
+ * The static import graph of the TypeScript modules under `dir` (type-only imports included: they name
+ * a module as much as a value import does). Keys and targets are absolute .ts paths; a relative
+ * specifier `./x.js` names `./x.ts`. Dynamic `import()` is left out: a module loaded lazily is
+ * evaluated only after its loader finished, so naming the loader back cannot meet it half-initialised.
+ */
+export function sourceImportGraph(dir: string): Map<string, string[]> {
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = importsOf(file)
+      .static.filter((s) => s.startsWith('.'))
+      .map((s) => path.resolve(path.dirname(file), s).replace(/\.js$/, '.ts'));
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/**
+ * Every import cycle of a graph, as its strongly connected components of more than one module (or a
+ * module importing itself), each listed in a stable order (Tarjan's algorithm).
+ */
+export function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let next = 0;
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) cycles.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
 }

@@ -1,7 +1,8 @@
 // The authority store of a data dir: profiles and their installed requirements (by policy epoch),
 // workspace tokens (hashed), executor enrollments and revocations, and Changes with their immutable
 // versions. Shared by the Hub, the `authority` admin commands, `checkpoint`, the typed CLI, the collector
-// and (read-only) the Stop hooks. No zod and no printing here.
+// and (read-only) the Stop hooks. No zod and no printing here. This is the SQLite implementation of
+// AuthorityStore (src/core/storage/stores.ts).
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -12,9 +13,11 @@ import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
 import { badInput, localState, notFound } from '../errors.js';
 import { assertPrivateDir, checkStoreFile, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
 import { checkStoredRequirement, compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
-import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor } from './types.js';
+import type { ChangeVersion, Enrollment, Profile, Subject, TokenActor } from './types.js';
+import type { AddProfileInput, AuthorityStore, CollectorProfileRow, LoadedRequirement } from '../storage/stores.js';
 
 export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
+export type { AddProfileInput, CollectorProfileRow } from '../storage/stores.js';
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -157,23 +160,7 @@ export function initAuthority(dataDir: string): { created: boolean; authority_id
   }
 }
 
-interface LoadedRequirement {
-  readonly requirement: Requirement;
-  readonly plan: Plan;
-  readonly plan_digest: string;
-}
-
-export interface AddProfileInput {
-  readonly repository: string;
-  readonly profile: string;
-  readonly target: string;
-  readonly requirement: Requirement;
-  readonly canonical: Buffer;
-  readonly requirement_digest: string;
-  readonly publish_forge_status?: boolean;
-}
-
-export class Authority {
+export class Authority implements AuthorityStore {
   private readonly requirementCache = new Map<string, LoadedRequirement>();
   private readonly taskCache = new Map<string, Task[]>();
   /** Subjects that matched their immutable rows (see resolveSubject). */
@@ -551,6 +538,11 @@ export class Authority {
     return row;
   }
 
+  /** One installation of a registration's collector profile, current or not, as stored. */
+  collectorProfileInstall(installId: string, registrationId: string): CollectorProfileRow | undefined {
+    return this.db.prepare('SELECT * FROM collector_profiles WHERE install_id = ? AND registration_id = ?').get(installId, registrationId) as CollectorProfileRow | undefined;
+  }
+
   /** Whether a workspace token (an originating grant) still exists unrevoked. */
   tokenActive(tokenId: string): boolean {
     const row = this.db.prepare('SELECT revoked_at FROM tokens WHERE token_id = ?').get(tokenId) as { revoked_at: number | null } | undefined;
@@ -748,15 +740,6 @@ class AuthorityMemo {
     this.heads.clear();
     this.versions.clear();
   }
-}
-
-export interface CollectorProfileRow {
-  readonly install_id: string;
-  readonly registration_id: string;
-  readonly seq: number;
-  readonly profile_digest: string;
-  readonly canonical: Buffer;
-  readonly created_at: number;
 }
 
 interface ProfileRow {

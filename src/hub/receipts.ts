@@ -1,0 +1,93 @@
+// Receipts and the retained collector evidence they rest on: whether a retained transfer still counts
+// (its originating grant, registration and profile installation are all current), the evidence a
+// subject's finalization gathers, the canonical v2 receipt body, and the live receipt check that
+// `next` and `qualification` use. Reads and the collector route both build on this module.
+
+import type { Task } from '../core/authority/plan.js';
+import { subjectToJson } from '../core/authority/plan.js';
+import type { Subject } from '../core/authority/types.js';
+import { canonicalJsonBytes } from '../core/canonical/json.js';
+import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
+import { evidenceCurrent } from './claims.js';
+import type { AttemptRow, AuthorityStore, JournalStore, TransferBinding, TransferRow } from '../core/storage/stores.js';
+
+/** At most this many transfers name one receipt (finalization streams them one at a time). */
+export const MAX_RECEIPT_TRANSFERS = 32;
+
+/** Whether retained evidence still counts now: origin grant, registration and profile installation. */
+export function transferLive(authority: AuthorityStore, t: TransferBinding): boolean {
+  if (!authority.tokenActive(t.grant_generation)) return false;
+  const e = authority.getEnrollment(t.registration_id);
+  if (!e || e.revoked_at !== null) return false;
+  if (authority.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id)?.registration_id !== e.registration_id) return false;
+  return authority.currentCollectorProfile(e.registration_id)?.install_id === t.collector_profile_install_id;
+}
+
+export interface Evidence {
+  readonly task: Task;
+  readonly attempt: AttemptRow;
+  readonly transfer: TransferRow;
+}
+
+/** The retained, live evidence of every required collector task of the subject, or why there is none. */
+export function subjectEvidence(journal: JournalStore, authority: AuthorityStore, tasks: readonly Task[]): { ok: true; evidence: Evidence[] } | { ok: false; code: string } {
+  const evidence: Evidence[] = [];
+  for (const t of tasks) {
+    if (!t.step.required) continue;
+    const a = journal.latestAttempt(t.task_id);
+    if (!a || a.state !== 'finished' || a.outcome !== 'passed') return { ok: false, code: 'task_not_succeeded' };
+    if (!evidenceCurrent(authority, a)) return { ok: false, code: 'authorization_changed' };
+    if (t.step.action_class !== 'command_collector' && t.step.action_class !== 'review_collector') continue;
+    const tr = journal.transferOfAttempt(a.attempt_id);
+    if (!tr) return { ok: false, code: 'transfer_missing' };
+    if (!transferLive(authority, tr)) return { ok: false, code: 'authorization_changed' };
+    evidence.push({ task: t, attempt: a, transfer: tr });
+  }
+  if (evidence.length === 0) return { ok: false, code: 'no_collector_evidence' };
+  if (evidence.length > MAX_RECEIPT_TRANSFERS) return { ok: false, code: 'too_many_transfers' };
+  return { ok: true, evidence };
+}
+
+export function receiptBody(authority: AuthorityStore, subject: Subject, evidence: readonly Evidence[]): Buffer {
+  return canonicalJsonBytes({
+    version: 2,
+    subject: subjectToJson(subject),
+    tasks: evidence.map(({ task, attempt, transfer }) => ({
+      task_id: task.task_id,
+      task_digest: task.task_digest,
+      step_id: task.step.id,
+      attempt_id: attempt.attempt_id,
+      attempt_digest: attempt.attempt_digest,
+      fence: attempt.fence,
+      transfer_digest: transfer.transfer_digest,
+      transfer_bytes_sha256: transfer.bytes_digest,
+      registration: {
+        registration_id: transfer.registration_id,
+        registration_epoch: attempt.registration_epoch!,
+        executor_id: attempt.executor_id!,
+        verification_key_id: authority.getEnrollment(transfer.registration_id)!.verification_key_id,
+      },
+      collector_profile: { install_id: transfer.collector_profile_install_id, profile_digest: transfer.collector_profile_digest },
+      origin: { owner_id: attempt.owner_id, agent_id: attempt.agent_id, grant_generation: transfer.grant_generation },
+    })),
+  });
+}
+
+/**
+ * The subject's receipt if it passes the live checks admission uses: the newest receipt of the exact
+ * subject, every named transfer still retained with its original bytes, and every registration,
+ * profile installation and originating grant still current. `code` says why not.
+ */
+export function liveReceipt(journal: JournalStore | undefined, authority: AuthorityStore, subject: Subject): { digest: string | undefined; code: string | undefined } {
+  const digest = journal?.receiptFor(subject);
+  if (!journal || digest === undefined) return { digest: undefined, code: undefined };
+  const stored = journal.receiptBody(digest);
+  if (stored === undefined || domainDigest(DOMAINS.receipt, stored) !== digest) return { digest: undefined, code: 'receipt_integrity' };
+  const body = JSON.parse(stored.toString('utf8')) as { tasks: { transfer_digest: string; attempt_id: string }[] };
+  for (const t of body.tasks) {
+    const tr = journal.transfer(t.transfer_digest);
+    if (!tr || tr.attempt_id !== t.attempt_id || tr.outcome !== 'passed') return { digest: undefined, code: 'receipt_integrity' };
+    if (!transferLive(authority, tr)) return { digest: undefined, code: 'authorization_changed' };
+  }
+  return { digest, code: undefined };
+}
