@@ -174,7 +174,13 @@ function framingChecked(listener: RequestListener): RequestListener {
     let fault: [number, string, string] | undefined;
     if (req.httpVersionMajor !== 1) fault = [505, 'http_version_not_supported', 'this server speaks HTTP/1.1'];
     else if (te !== undefined && te.toLowerCase() !== 'chunked') fault = [501, 'not_implemented', 'only the chunked transfer coding is understood'];
-    if (fault) return exchange(req, res).answer(fault[0], errorJson(fault[1], fault[2]), true);
+    if (fault) {
+      // Answered at once and closed: a body in a framing not understood is not read.
+      const json = errorJson(fault[1], fault[2]);
+      res.writeHead(fault[0], { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), 'cache-control': 'no-store', connection: 'close' });
+      res.end(json);
+      return;
+    }
     listener(req, res);
   };
 }
