@@ -42,7 +42,7 @@ type Transport = { request: typeof http.request; agent: http.Agent };
 
 export class HubClient {
   private readonly base: Endpoint;
-  private transport: Transport | Promise<Transport> | undefined;
+  private transport: Transport | undefined;
 
   constructor(private readonly opts: HubClientOptions) {
     this.base = clientEndpoint(opts.endpoint, opts.ca);
@@ -53,9 +53,7 @@ export class HubClient {
   }
 
   close(): void {
-    const t = this.transport;
-    if (t && !(t instanceof Promise)) t.agent.destroy();
-    else void t?.then((x) => x.agent.destroy());
+    this.transport?.agent.destroy();
     this.transport = undefined;
   }
 
@@ -78,21 +76,17 @@ export class HubClient {
    * reuse: a caller such as the collector may wait minutes between calls, and a pooled socket the Hub
    * has since closed would turn a good request into a spurious reset.
    */
-  private open(): Transport | Promise<Transport> {
+  private open(): Transport {
     if (this.transport) return this.transport;
     if (!this.base.tls) return (this.transport = { request: http.request, agent: new http.Agent({ keepAlive: false, maxSockets: 4 }) });
+    // Loaded only here: a plain-http Stop hook does not pay for node:https and node:tls.
+    const m = process.getBuiltinModule('node:https') as typeof https;
     const ca = this.opts.ca;
-    const loading = import('node:https').then((m: typeof https) => {
-      const t: Transport = { request: m.request as typeof http.request, agent: new m.Agent({ keepAlive: false, maxSockets: 4, ...(ca ? { ca } : {}) }) };
-      if (this.transport === loading) this.transport = t;
-      return t;
-    });
-    return (this.transport = loading);
+    return (this.transport = { request: m.request as typeof http.request, agent: new m.Agent({ keepAlive: false, maxSockets: 4, ...(ca ? { ca } : {}) }) });
   }
 
-  async request(pathname: string, body: string | Buffer | undefined, contentType = 'application/json', onSent?: () => void): Promise<HubAnswer> {
-    const t = this.open();
-    return this.send(t instanceof Promise ? await t : t, pathname, body, contentType, onSent);
+  request(pathname: string, body: string | Buffer | undefined, contentType = 'application/json', onSent?: () => void): Promise<HubAnswer> {
+    return this.send(this.open(), pathname, body, contentType, onSent);
   }
 
   private send(t: Transport, pathname: string, body: string | Buffer | undefined, contentType: string, onSent: (() => void) | undefined): Promise<HubAnswer> {
