@@ -14,7 +14,8 @@
 //   reset), up to 1 MiB, then the connection is cut. While a handler has not asked, node:http keeps at
 //   most its stream buffer and stops reading the socket.
 // - A client that pipelines requests without reading its answers is read no further once the answers
-//   waiting for it fill the socket's buffer (node:http pauses the socket).
+//   waiting for it fill the socket's buffer (node:http pauses the socket), and a connection with more
+//   than 32 requests waiting for their answers is closed.
 //
 // Answers are `application/json` with Content-Length. The Hub's routes are one plain
 // (request, response) listener (server.ts), so that other handlers can be mounted beside it.
@@ -27,6 +28,12 @@ import type { Duplex } from 'node:stream';
 export const MAX_HEAD_BYTES = 16 * 1024;
 /** Body bytes read and dropped after an answer that refused (or did not ask for) the body. */
 const DISCARD_MAX_BYTES = 1024 * 1024;
+/**
+ * Requests one connection may have waiting for their answers (pipelined): one more closes the
+ * connection. The Hub's clients send one request at a time; a client that pipelines without reading
+ * its answers would otherwise have the Hub work for it at full speed while others wait.
+ */
+export const MAX_PIPELINED = 32;
 /** A body nobody asked for up to this size is dropped with the connection kept open. */
 const UNASKED_MAX_BYTES = 64 * 1024;
 
@@ -166,10 +173,14 @@ export function exchange(req: http.IncomingMessage, res: http.ServerResponse): E
 
 /**
  * Wraps a listener with the checks node:http leaves to the application: an HTTP version other than
- * 1.x (505) and a transfer coding other than chunked (501).
+ * 1.x (505) and a transfer coding other than chunked (501); and the bound on pipelined requests.
  */
 function framingChecked(listener: RequestListener): RequestListener {
   return (req, res) => {
+    if ((inFlight.get(req.socket)?.size ?? 0) >= MAX_PIPELINED) {
+      req.socket.destroy();
+      return;
+    }
     const te = req.headers['transfer-encoding'];
     let fault: [number, string, string] | undefined;
     if (req.httpVersionMajor !== 1) fault = [505, 'http_version_not_supported', 'this server speaks HTTP/1.1'];

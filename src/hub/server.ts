@@ -162,8 +162,8 @@ export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATIO
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
   // leaves only once that batch is durable (see batch.ts).
-  const sendDurable = (ex: Exchange, status: number, body: JsonValue): void =>
-    state.commits.whenDurable((failed) => (failed ? sendError(ex, failed) : send(ex, status, body)));
+  const sendDurable = (ex: Exchange, status: number, body: JsonValue, close = false): void =>
+    state.commits.whenDurable((failed) => (failed ? sendError(ex, failed, close) : send(ex, status, body, close)));
   // The body arrives turns after the headers: an answer computed now reads the authority as it is now
   // (mutations revalidate in their batch instead).
   const fresh = <C>(ctx: C): C => {
@@ -273,7 +273,9 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       sendDurable(ex, 200, handleRead(fresh(ctx), scope, parsed.data));
     } catch (e) {
       const f = failure(e, log);
-      sendDurable(ex, f.status, { error: { code: f.code, message: f.message } });
+      // An unauthenticated request's answer ends its connection: a client without a valid token gets
+      // one answer per connection, however many requests it pipelines behind it.
+      sendDurable(ex, f.status, { error: { code: f.code, message: f.message } }, f.status === 401);
     }
   };
 }

@@ -11,7 +11,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
 import { after, describe, test } from 'node:test';
-import { closeServer, createHubServer, exchange, listen, MAX_HEAD_BYTES, type Exchange, type Limits } from '../../src/hub/http.js';
+import { closeServer, createHubServer, exchange, listen, MAX_HEAD_BYTES, MAX_PIPELINED, type Exchange, type Limits } from '../../src/hub/http.js';
 import { REPO_ROOT } from '../support/cli.js';
 
 const TLS_DIR = path.join(REPO_ROOT, 'test', 'fixtures', 'tls');
@@ -236,6 +236,21 @@ describe(`the Hub HTTP server over ${secure ? 'https' : 'http'}`, () => {
     // Empty lines before a request line are skipped.
     const lead = await talk(port, ['\r\nGET /x HTTP/1.1\r\n\r\n']);
     assert.deepEqual(statuses(lead.text), [200]);
+  });
+
+  test('a connection with more than MAX_PIPELINED requests waiting for their answers is closed', async () => {
+    let seen = 0;
+    const port = await serve((ex) => {
+      seen++;
+      setTimeout(() => ex.answer(200, '{}'), 500);
+    });
+    const within = await talk(port, ['GET /a HTTP/1.1\r\n\r\n'.repeat(MAX_PIPELINED)], { waitMs: 1500 });
+    assert.equal(statuses(within.text).length, MAX_PIPELINED);
+    assert.equal(within.closed, false);
+    seen = 0;
+    const over = await talk(port, ['GET /a HTTP/1.1\r\n\r\n'.repeat(MAX_PIPELINED + 10)], { waitMs: 1500 });
+    assert.ok(over.closed);
+    assert.equal(seen, MAX_PIPELINED, 'the requests past the bound reached no handler');
   });
 
   test('HEAD answers carry no body; the connection goes on with the next request', async () => {
