@@ -4,7 +4,7 @@
 
 import { runProgram, type Program } from './cli/run.js';
 import type { CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
-import { CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from './cli/shared-options.js';
+import { CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from './cli/shared-options.js';
 import { processContext } from './cli/process-context.js';
 import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './cli/collect-spec.js';
 import { redactSecrets } from './core/treering/sensitivity.js';
@@ -15,6 +15,7 @@ import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
 const HUB_MUTATION: readonly OptionSpec[] = [
   { flag: 'data-dir', value: 'DIR', help: 'the native data dir (needed for result --sign and recovery CHANGE)' },
   ENDPOINT,
+  CA_FILE,
   REPOSITORY,
   PROFILE,
   TOKEN_FILE,
@@ -44,6 +45,7 @@ const STOP_HOOK_DETAILS =
 const STOP_HOOK_OPTIONS: readonly OptionSpec[] = [
   DATA_DIR,
   ENDPOINT,
+  CA_FILE,
   REPOSITORY,
   PROFILE,
   TOKEN_FILE,
@@ -374,7 +376,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['agent-task', 'capabilities'],
     summary: 'ask the Hub for its capability, schema versions and operations (task-independent)',
     details: CALL_EXIT,
-    options: [{ ...DATA_DIR, required: false, help: 'accepted like the other calls; capabilities reads no local state' }, ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE],
+    options: [{ ...DATA_DIR, required: false, help: 'accepted like the other calls; capabilities reads no local state' }, ENDPOINT, CA_FILE, REPOSITORY, PROFILE, TOKEN_FILE],
     load: () => import('./commands/agent-task/capabilities.js'),
   },
   {
@@ -598,9 +600,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'run the reference Hub over the data dir; prints the bound URL as the first stdout line',
     details:
       'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks and GET /v1/hub/health ' +
-      '(docs/HUB.md). Stops on SIGTERM or SIGINT.',
+      '(docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and --tls-key are given (both or neither; an unreadable ' +
+      'or mismatched pair exits 3). Clients then use an https:// endpoint, with --ca-file when the certificate is not from a ' +
+      'CA the system trusts. Stops on SIGTERM or SIGINT.',
     json: false,
-    options: [DATA_DIR, { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' }],
+    options: [
+      DATA_DIR,
+      { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' },
+      { flag: 'tls-cert', value: 'FILE', help: 'PEM certificate chain to serve https with (with --tls-key)', defaultText: 'plain http' },
+      { flag: 'tls-key', value: 'FILE', help: 'PEM private key of --tls-cert' },
+    ],
     load: () => import('./commands/hub/serve.js'),
   },
   {
@@ -649,6 +658,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'bytes under the same upload request id exit 7. ' + CALL_EXIT,
     options: [
       ENDPOINT,
+      CA_FILE,
       REPOSITORY,
       PROFILE,
       TOKEN_FILE,

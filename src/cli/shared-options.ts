@@ -13,14 +13,21 @@ export const DOCKER_HOST: OptionSpec = {
 export const DATA_DIR: OptionSpec = { flag: 'data-dir', value: 'DIR', help: 'the native data dir (authority, snapshots, journal); may also precede the command', required: true };
 export const REPOSITORY: OptionSpec = { flag: 'repository', value: 'OWNER/NAME', help: 'the repository', required: true };
 export const PROFILE: OptionSpec = { flag: 'profile', value: 'ID', help: 'the agent-task profile', required: true };
-export const ENDPOINT: OptionSpec = { flag: 'endpoint', value: 'URL', help: 'the Hub, http://HOST:PORT', required: true };
+export const ENDPOINT: OptionSpec = { flag: 'endpoint', value: 'URL', help: 'the Hub, http://HOST:PORT or https://HOST:PORT', required: true };
+export const CA_FILE: OptionSpec = {
+  flag: 'ca-file',
+  value: 'FILE',
+  help: 'PEM CA certificates an https Hub\'s certificate must chain to',
+  defaultText: 'the system\'s trusted CAs',
+};
 export const TOKEN_FILE: OptionSpec = { flag: 'token-file', value: 'ABS_PATH', help: 'absolute path of an owner-private (0600) workspace token file', required: true };
-export const HUB_CALL: readonly OptionSpec[] = [DATA_DIR, ENDPOINT, REPOSITORY, PROFILE, TOKEN_FILE];
+export const HUB_CALL: readonly OptionSpec[] = [DATA_DIR, ENDPOINT, CA_FILE, REPOSITORY, PROFILE, TOKEN_FILE];
 export const CHANGE_ARG = { name: 'CHANGE', help: 'the Change id; its current subject is read from the local authority', required: true };
 export const TASK_SELECT: readonly OptionSpec[] = [
   { flag: 'task-id', value: 'ID', help: 'the task (from next or requirements)' },
   { flag: 'step', value: 'STEP', help: 'the task of this requirement step (instead of --task-id)' },
 ];
 export const CALL_EXIT =
-  'Exit codes: 4 when the Hub rejects the token (401/403), 5 when it cannot be reached, 6 when its answer fails strict validation, ' +
+  'Exit codes: 4 when the Hub rejects the token (401/403), 5 when it cannot be reached (a TLS failure too: an untrusted ' +
+  'certificate names --ca-file), 6 when its answer fails strict validation, ' +
   '11 on a schema mismatch; see agentscm(1) EXIT STATUS.';

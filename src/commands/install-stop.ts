@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
 import { usageError } from '../core/errors.js';
-import { parseEndpoint, readTokenFile } from '../core/hub-client/client.js';
+import { clientEndpoint, readCaFile, readTokenFile } from '../core/hub-client/client.js';
 import { installStopHook, stopCommand } from '../core/hooks/install.js';
 import type { StopHost } from '../core/hooks/stop-guard.js';
 import { requireAbsolute } from '../core/fs/safe.js';
@@ -30,7 +30,11 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const tokenFile = requireAbsolute(stringOpt(inv, 'token-file'), '--token-file');
   readTokenFile(tokenFile); // refuse now what the hook could never read
   const endpoint = stringOpt(inv, 'endpoint');
-  parseEndpoint(endpoint);
+  // The hook reads the CA file on every run: an absolute path, refused now when it is not a CA file
+  // (or the endpoint not https).
+  const caOpt = optionalStringOpt(inv, 'ca-file');
+  const caFile = caOpt === undefined ? undefined : requireAbsolute(caOpt, '--ca-file');
+  clientEndpoint(endpoint, caFile === undefined ? undefined : readCaFile(caFile));
   const project = path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.');
   const workspace = path.resolve(ctx.cwd, optionalStringOpt(inv, 'workspace') ?? project);
   const command = stopCommand({
@@ -40,6 +44,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     dataDir: path.resolve(ctx.cwd, stringOpt(inv, 'data-dir')),
     change,
     endpoint,
+    caFile,
     repository: repositoryOpt(inv),
     profile: idOpt(inv, 'profile'),
     tokenFile,

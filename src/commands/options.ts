@@ -5,6 +5,7 @@
 import { ID, isRepository } from '../core/contract/paths.js';
 import { usageError } from '../core/errors.js';
 import type { Invocation } from '../cli/types.js';
+import { readCaFile } from '../core/hub-client/answer.js';
 
 export function stringOpt(inv: Invocation, flag: string): string {
   const v = inv.opts[flag];
@@ -17,6 +18,12 @@ export function optionalStringOpt(inv: Invocation, flag: string): string | undef
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v === '') throw usageError(`--${flag} needs a non-empty value`);
   return v;
+}
+
+/** --ca-file as HubClient options: the CA certificates to trust for an https Hub, when given. */
+export function caFileOpt(inv: Invocation): { ca?: Buffer } {
+  const file = optionalStringOpt(inv, 'ca-file');
+  return file === undefined ? {} : { ca: readCaFile(file) };
 }
 
 export function boolOpt(inv: Invocation, flag: string): boolean {

@@ -113,9 +113,3 @@ export function keepOnly(s: string, set: Uint8Array): string {
   }
   return start === 0 ? s : out + s.slice(start);
 }
-
-/** An HTTP field name or method (RFC 9110 token): /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/. */
-export const HTTP_TOKEN = new AsciiRun("!#$%&'*+.^_`|~0-9A-Za-z-", 1, Infinity);
-
-/** A Content-Length as both ends of the Hub's HTTP accept it: /^[0-9]{1,15}$/. */
-export const HTTP_CONTENT_LENGTH = new AsciiRun('0-9', 1, 15);

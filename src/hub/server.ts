@@ -1,4 +1,4 @@
-// The reference Hub's HTTP facade (its HTTP/1.1 framing is http.ts). One process, one authority
+// The reference Hub's HTTP facade (its server, node:http or node:https, is set up in http.ts). One process, one authority
 // connection; better-sqlite3 is synchronous, so each read runs to completion on the event loop with a
 // consistent view. Journal writes are group-committed (batch.ts): answered only after the batch's COMMIT.
 //
@@ -17,8 +17,6 @@ import { HubError, invalidRequest, unauthenticated } from './errors.js';
 import { journalPath, openJournalReadOnly, type Journal } from './journal.js';
 import { handleRead, type Scope } from './reads.js';
 import { MUTATION_OPERATIONS, MutationRequest } from '../core/contract/mutations.js';
-import { fastMutationRequest } from '../core/contract/fast-mutations.js';
-import { fastReadRequest } from '../core/contract/fast-reads.js';
 import { handleMutation, prepareMutation, type MutationContext } from './mutations.js';
 import { openJournalForWrite } from './journal.js';
 import { COLLECTOR_OPERATIONS, CollectorRequest } from '../core/contract/collector.js';
@@ -27,7 +25,7 @@ import { decodeTransfer, handleCollector, importTransfer } from './collector.js'
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
 import { retainedText } from './claims.js';
-import { createHttpServer, type Exchange } from './http.js';
+import { closeServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
 
@@ -35,6 +33,10 @@ export interface HubOptions {
   readonly dataDir: string;
   readonly host: string;
   readonly port: number;
+  /** Serve https with this certificate and key (PEM); plain http without. */
+  readonly tls?: TlsIdentity;
+  /** The HTTP time limits (http.ts DEFAULT_LIMITS unless given). */
+  readonly limits?: Limits;
   /** Where one-line diagnostics go (never to clients). */
   readonly log?: (line: string) => void;
 }
@@ -160,14 +162,12 @@ export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATIO
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
   // leaves only once that batch is durable (see batch.ts).
-  const sendDurable = (ex: Exchange, status: number, body: JsonValue): void =>
-    state.commits.whenDurable((failed) => (failed ? sendError(ex, failed) : send(ex, status, body)));
-  // The body may have arrived turns after the headers: an answer computed now reads the authority as it
-  // is now (mutations revalidate in their batch instead).
-  // A body that came with its head is read in the same synchronous stretch as the authentication, whose
-  // revalidation then still holds.
-  const fresh = <C>(ctx: C, sameTurn = false): C => {
-    if (!sameTurn) state.authority.revalidate();
+  const sendDurable = (ex: Exchange, status: number, body: JsonValue, close = false): void =>
+    state.commits.whenDurable((failed) => (failed ? sendError(ex, failed, close) : send(ex, status, body, close)));
+  // The body arrives turns after the headers: an answer computed now reads the authority as it is now
+  // (mutations revalidate in their batch instead).
+  const fresh = <C>(ctx: C): C => {
+    state.authority.revalidate();
     return ctx;
   };
   return async (ex: Exchange): Promise<void> => {
@@ -233,9 +233,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         refuseBody(ex);
         return;
       }
-      let body = ex.bodyReady(OPERATION_MAX_BYTES);
-      const sameTurn = body !== null;
-      if (body === null) body = await ex.body(OPERATION_MAX_BYTES);
+      const body = await ex.body(OPERATION_MAX_BYTES);
       if (body === undefined) {
         refuseBody(ex);
         return;
@@ -257,52 +255,58 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
         const req = c.data;
-        if (req.operation === 'collector_descriptor') sendDurable(ex, 200, handleCollector(fresh(ctx, sameTurn), scope, req, doc));
+        if (req.operation === 'collector_descriptor') sendDurable(ex, 200, handleCollector(fresh(ctx), scope, req, doc));
         else state.commits.submit(() => handleCollector(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
       if (typeof op === 'string' && (MUTATION_OPERATIONS as readonly string[]).includes(op)) {
-        // The common valid shapes are accepted by hand-written checks exactly as strict as the schema
-        // (fast-mutations.ts); everything else is the schema's to accept or refuse.
-        let req = fastMutationRequest(doc);
-        if (!req) {
-          const m = MutationRequest.safeParse(doc);
-          if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);
-          req = m.data;
-        }
+        const m = MutationRequest.safeParse(doc);
+        if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);
+        const req = m.data;
         // recovery is a read: it answers from committed rows at once.
-        if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx, sameTurn), scope, req, doc));
+        if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx), scope, req, doc));
         else state.commits.submit(prepareMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
-      // As for mutations: the common valid reads by hand, everything else by the schema.
-      let read = fastReadRequest(doc);
-      if (!read) {
-        const parsed = ReadRequest.safeParse(doc);
-        if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
-        read = parsed.data;
-      }
-      sendDurable(ex, 200, handleRead(fresh(ctx, sameTurn), scope, read));
+      const parsed = ReadRequest.safeParse(doc);
+      if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
+      sendDurable(ex, 200, handleRead(fresh(ctx), scope, parsed.data));
     } catch (e) {
       const f = failure(e, log);
-      sendDurable(ex, f.status, { error: { code: f.code, message: f.message } });
+      // An unauthenticated request's answer ends its connection: a client without a valid token gets
+      // one answer per connection, however many requests it pipelines behind it.
+      sendDurable(ex, f.status, { error: { code: f.code, message: f.message } }, f.status === 401);
     }
+  };
+}
+
+/**
+ * The Hub's routes as one plain node:http request listener, so that other handlers (an MCP endpoint)
+ * can be mounted beside it on the same server. createHubServer (http.ts) gives it the Hub's bounds.
+ */
+export function hubRequestListener(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS): RequestListener {
+  const handler = createHandler(state, log, operations);
+  return (req, res) => {
+    void handler(exchange(req, res));
   };
 }
 
 export async function startHub(opts: HubOptions): Promise<RunningHub> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const state = new HubState(opts.dataDir, log);
-  const handler = createHandler(state, log);
-  const server = createHttpServer((ex) => {
-    void handler(ex);
-  });
-  const addr = await server.listen(opts.port, opts.host);
+  const server = createHubServer(hubRequestListener(state, log), { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.limits ? { limits: opts.limits } : {}) });
+  let addr;
+  try {
+    addr = await listen(server, opts.port, opts.host);
+  } catch (e) {
+    state.close();
+    throw e;
+  }
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
-    url: `http://${host}:${addr.port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`,
     close: () =>
-      server.close().then(() =>
+      closeServer(server).then(() =>
         state.commits.close().then(() => {
           state.close();
         }),

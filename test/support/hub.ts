@@ -18,9 +18,19 @@ export interface RunningHub {
   stop(): Promise<void>;
 }
 
-/** Starts `hub serve` and resolves with the URL it prints as its first stdout line. */
-export function startHub(dataDir: string): Promise<RunningHub> {
-  const child = spawn(process.execPath, [AGENTSCM_BIN, 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** The fixed test CA and the server certificate it issued for 127.0.0.1 and localhost (test/fixtures/tls). */
+export const TLS_FIXTURES = {
+  ca: path.join(REPO_ROOT, 'test', 'fixtures', 'tls', 'ca.pem'),
+  cert: path.join(REPO_ROOT, 'test', 'fixtures', 'tls', 'server.pem'),
+  key: path.join(REPO_ROOT, 'test', 'fixtures', 'tls', 'server.key'),
+};
+
+/** `hub serve` arguments that make it serve https with the test certificate. */
+export const TLS_SERVE_ARGS = ['--tls-cert', TLS_FIXTURES.cert, '--tls-key', TLS_FIXTURES.key];
+
+/** Starts `hub serve` (with extra arguments) and resolves with the URL it prints as its first stdout line. */
+export function startHub(dataDir: string, extra: readonly string[] = []): Promise<RunningHub> {
+  const child = spawn(process.execPath, [AGENTSCM_BIN, 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';

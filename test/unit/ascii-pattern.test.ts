@@ -8,7 +8,6 @@ import { test } from 'node:test';
 import { asciiClass, asciiLowercase, AsciiRun, hasAsciiControl, hasNonAscii, HEX64_LOWER, keepOnly } from '../../src/core/ascii-pattern.js';
 import { HOOK_ID, HOOK_ID_RE, ID, ID_RE, isRepository, REPOSITORY_RE } from '../../src/core/contract/paths.js';
 import { isWorkspaceToken, WORKSPACE_TOKEN_RE } from '../../src/core/hub-client/answer.js';
-import { CONTENT_LENGTH, statusLineCode, TOKEN } from '../../src/core/hub-client/http1.js';
 import { projectAlias } from '../../src/core/treering/activation/alias.js';
 import { CAPABILITY_PARTS, CLAIM } from '../../src/core/treering/activation/input.js';
 import { ADAPTER_VERSION, BLOCK_ID, CLI_VERSION, HARNESS_ID } from '../../src/core/treering/activation/manifest.js';
@@ -61,8 +60,6 @@ test('every AsciiRun agrees with the RegExp of its own source, and the named one
     ['HEX64_LOWER', HEX64_LOWER, '^[0-9a-f]{64}$'],
     ['treering HEX64', HEX64 as AsciiRun, '^[0-9a-f]{64}$'],
     ['SAFE_ID', SAFE_ID as AsciiRun, '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$'],
-    ['http TOKEN', TOKEN, "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"],
-    ['CONTENT_LENGTH', CONTENT_LENGTH, '^[0-9]{1,15}$'],
     ['HARNESS_ID', HARNESS_ID, '^[a-z][a-z0-9-]{0,31}$'],
     ['HARNESS_DIR', HARNESS_DIR, '^[a-z][a-z0-9-]{0,31}$'],
     ['HARNESS_NAME', HARNESS_NAME, '^[a-z][a-z0-9-]*$'],
@@ -108,16 +105,6 @@ test('isWorkspaceToken agrees with the workspace token RegExp', () => {
   assert.equal(token.length, 81);
   assert.ok(isWorkspaceToken(token));
   agree('isWorkspaceToken', isWorkspaceToken, (s) => WORKSPACE_TOKEN_RE.test(s), samples(13, 'agentscm_wt1_0a9fAZ-', [80, 81, 82], [token]));
-});
-
-test('statusLineCode reads the status lines the RegExp reads, and refuses the rest', () => {
-  const re = /^HTTP\/1\.[01] ([1-5][0-9]{2})(?: [^\r\n\0]*)?$/;
-  const valid = ['HTTP/1.1 200 OK', 'HTTP/1.0 404', 'HTTP/1.1 599 ', 'HTTP/1.1 100 Continue', 'HTTP/1.1 503 Service Unavailable'];
-  const inputs = samples(17, 'HTTP/1. 0123456789OK', [8, 11, 12, 13, 20], [...valid, 'HTTP/1.1 600 x', 'HTTP/1.2 200', 'HTTP/1.1 20', 'HTTP/1.1  200', 'HTTP/1.1 200\0', 'HTTP/1.1 200 a\rb']);
-  agree('statusLineCode', statusLineCode, (s) => {
-    const m = re.exec(s);
-    return m ? Number(m[1]) : undefined;
-  }, inputs);
 });
 
 test('the hook screen\'s capability and claim checks are the alternations they spell out', () => {

@@ -13,7 +13,7 @@ import { AgentscmError, badInput, EXIT_CODES, usageError } from '../../core/erro
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { localSubject, pickTask } from './local.js';
-import { idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { caFileOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Operation = keyof typeof ANSWERS;
 
@@ -63,7 +63,7 @@ export async function runOperation(op: Operation, _ctx: CommandContext, inv: Inv
     }
   }
 
-  const client = new HubClient({ endpoint, repository, profile, token, maxAnswerBytes: ANSWER_MAX_BYTES });
+  const client = new HubClient({ endpoint, ...caFileOpt(inv), repository, profile, token, maxAnswerBytes: ANSWER_MAX_BYTES });
   let answer: JsonValue;
   try {
     answer = await client.call(body);

@@ -17,7 +17,7 @@ export { newRequestId, optId, pickTask };
 export function localSubject(inv: Invocation): ReturnType<typeof localSubjectOf> {
   return localSubjectOf(inv, repositoryOpt(inv), idOpt(inv, 'profile'));
 }
-import { idArg, idOpt, intOpt, repositoryOpt, stringOpt } from '../options.js';
+import { caFileOpt, idArg, idOpt, intOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
 
@@ -60,6 +60,7 @@ export class CollectorSession {
   constructor(inv: Invocation, timeoutMs?: number) {
     this.client = new HubClient({
       endpoint: stringOpt(inv, 'endpoint'),
+      ...caFileOpt(inv),
       repository: repositoryOpt(inv),
       profile: idOpt(inv, 'profile'),
       token: readTokenFile(stringOpt(inv, 'token-file')),

@@ -17,7 +17,7 @@ import { readBoundedInput } from '../../core/fs/safe.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { executionOperationId, localSubject, newRequestId, optId, pickTask } from './local.js';
-import { boolOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { boolOpt, caFileOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Op = keyof typeof MUTATION_ANSWERS;
 
@@ -28,6 +28,7 @@ class Session {
   constructor(readonly inv: Invocation) {
     this.client = new HubClient({
       endpoint: stringOpt(inv, 'endpoint'),
+      ...caFileOpt(inv),
       repository: repositoryOpt(inv),
       profile: idOpt(inv, 'profile'),
       token: readTokenFile(stringOpt(inv, 'token-file')),

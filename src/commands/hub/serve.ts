@@ -1,7 +1,10 @@
 // `hub serve`: the Hub's own entry point, and the only command that imports src/hub.
 
+import * as tls from 'node:tls';
 import { startHub } from '../../hub/server.js';
+import type { TlsIdentity } from '../../hub/http.js';
 import { badInput, usageError } from '../../core/errors.js';
+import { readBoundedInput } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { stringOpt, optionalStringOpt } from '../options.js';
 
@@ -11,11 +14,29 @@ export function parseListen(s: string): { host: string; port: number } {
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
 
+const PEM_MAX_BYTES = 1024 * 1024;
+
+/** The certificate and key of --tls-cert and --tls-key (both or neither), checked to be a matching PEM pair. */
+export function tlsIdentity(certFile: string | undefined, keyFile: string | undefined): TlsIdentity | undefined {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw usageError('--tls-cert and --tls-key go together');
+  const cert = readBoundedInput(certFile, PEM_MAX_BYTES, 'TLS certificate');
+  const key = readBoundedInput(keyFile, PEM_MAX_BYTES, 'TLS key');
+  try {
+    tls.createSecureContext({ cert, key });
+  } catch (e) {
+    const why = e instanceof Error ? e.message : 'unreadable';
+    throw badInput(`--tls-cert and --tls-key must be a PEM certificate and its private key (${why})`, 'BAD_TLS_IDENTITY');
+  }
+  return { cert, key };
+}
+
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const { host, port } = parseListen(optionalStringOpt(inv, 'listen') ?? '127.0.0.1:8421');
+  const identity = tlsIdentity(optionalStringOpt(inv, 'tls-cert'), optionalStringOpt(inv, 'tls-key'));
   let hub: Awaited<ReturnType<typeof startHub>>;
   try {
-    hub = await startHub({ dataDir: stringOpt(inv, 'data-dir'), host, port, log: (l) => ctx.stderr.write(l + '\n') });
+    hub = await startHub({ dataDir: stringOpt(inv, 'data-dir'), host, port, ...(identity ? { tls: identity } : {}), log: (l) => ctx.stderr.write(l + '\n') });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {

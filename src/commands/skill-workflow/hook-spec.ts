@@ -6,7 +6,8 @@ import type { CommandSpec, OptionSpec } from '../../cli/types.js';
 
 const OPTIONS: readonly OptionSpec[] = [
   { flag: 'data-dir', value: 'DIR', help: 'the native data dir (authority, snapshots, journal); may also precede the command', required: true },
-  { flag: 'endpoint', value: 'URL', help: 'the Hub, http://HOST:PORT', required: true },
+  { flag: 'endpoint', value: 'URL', help: 'the Hub, http://HOST:PORT or https://HOST:PORT', required: true },
+  { flag: 'ca-file', value: 'FILE', help: 'PEM CA certificates an https Hub\'s certificate must chain to', defaultText: 'the system\'s trusted CAs' },
   { flag: 'repository', value: 'OWNER/NAME', help: 'the repository', required: true },
   { flag: 'profile', value: 'ID', help: 'the agent-task profile', required: true },
   { flag: 'token-file', value: 'ABS_PATH', help: 'absolute path of an owner-private (0600) workspace token file', required: true },

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { blockAnswer, ContinuationCounter, decodeStopPayload, readFdBounded, readStdin, type StopHost } from '../../core/hooks/stop-guard.js';
 import { blockReason, evaluateTaskStop } from '../../core/hooks/task-stop.js';
-import { idArg, idOpt, repositoryOpt, stringOpt } from '../options.js';
+import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export async function runTaskStop(host: StopHost, ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const change = idArg(inv, 0, 'CHANGE');
@@ -15,6 +15,7 @@ export async function runTaskStop(host: StopHost, ctx: CommandContext, inv: Invo
     dataDir: stringOpt(inv, 'data-dir'),
     change,
     endpoint: stringOpt(inv, 'endpoint'),
+    caFile: optionalStringOpt(inv, 'ca-file'),
     repository: repositoryOpt(inv),
     profile: idOpt(inv, 'profile'),
     tokenFile: stringOpt(inv, 'token-file'),

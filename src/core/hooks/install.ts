@@ -33,6 +33,8 @@ export interface StopCommandInput {
   readonly dataDir: string;
   readonly change: string;
   readonly endpoint: string;
+  /** Passed on to the hook for an https endpoint whose certificate the system does not trust. */
+  readonly caFile?: string | undefined;
   readonly repository: string;
   readonly profile: string;
   readonly tokenFile: string;
@@ -55,6 +57,7 @@ export function stopCommand(i: StopCommandInput): string {
     shQuote(i.change),
     '--endpoint',
     shQuote(i.endpoint),
+    ...(i.caFile !== undefined ? ['--ca-file', shQuote(i.caFile)] : []),
     '--repository',
     shQuote(i.repository),
     '--profile',

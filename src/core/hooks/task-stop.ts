@@ -18,8 +18,8 @@ import { canonicalJson, type JsonValue } from '../canonical/json.js';
 import { checkQualification, type NextStep, type Qualification } from '../contract/qualification-check.js';
 import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
-import { readTokenFile } from '../hub-client/answer.js';
-import { HubConnection } from '../hub-client/http1.js';
+import { readCaFile, readTokenFile } from '../hub-client/answer.js';
+import { HubClient } from '../hub-client/client.js';
 import { readWorkspaceLater } from '../native/snapshot.js';
 import { readWorkspaceState, WORKSPACES_FILE, type WorkspaceState } from '../native/workspace-state.js';
 
@@ -52,6 +52,8 @@ export interface TaskStopInput {
   readonly dataDir: string;
   readonly change: string;
   readonly endpoint: string;
+  /** For an https endpoint: the CA certificates to trust instead of the system's. */
+  readonly caFile?: string | undefined;
   readonly repository: string;
   readonly profile: string;
   readonly tokenFile: string;
@@ -174,14 +176,17 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     });
   const first = readSubject();
   const subject = first.subject;
-  // The connection opens now, so that the handshake overlaps the first workspace read; the request
-  // itself is sent only after that read, as the seed orders them.
-  const hub = guard('service', () => new HubConnection({
+  // One request, sent only after the first workspace read, as the seed orders them; the time limit
+  // bounds the whole request.
+  const limitMs = input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS;
+  const hub = guard('service', () => new HubClient({
     endpoint: input.endpoint,
+    ...(input.caFile !== undefined ? { ca: readCaFile(input.caFile) } : {}),
     repository: input.repository,
     profile: input.profile,
     token,
-    timeoutMs: input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS,
+    timeoutMs: limitMs,
+    deadlineMs: limitMs,
     maxAnswerBytes: 256 * 1024,
   }));
   let before: WorkspaceRead;

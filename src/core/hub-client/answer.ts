@@ -1,7 +1,6 @@
-// What every Hub client shares, with no HTTP module: the token file, the endpoint, the operation path,
-// the request headers and the strict decoding of an answer. The full client (client.ts, node:http)
-// and the Stop hooks' one-request client (http1.ts, node:net) both build on it, so that both send the
-// same request and judge an answer the same way.
+// What a Hub client needs besides its HTTP module: the token file, the CA file, the endpoint, the
+// operation path, the request headers and the strict decoding of an answer (client.ts is the client,
+// on node:http or node:https; the commands and the Stop hooks use it alike).
 //
 // Failures are typed, never turned into empty results: 401/403 -> AUTH_REJECTED, an answer that is
 // not one bounded strict JSON document (or an error document of the wrong shape) -> HUB_MALFORMED;
@@ -10,7 +9,7 @@
 import { allIn, asciiClass } from '../ascii-pattern.js';
 import { parseStrictJson, type JsonValue } from '../canonical/json.js';
 import { AgentscmError, badInput, type ErrorKind } from '../errors.js';
-import { readPrivateFile, requireAbsolute } from '../fs/safe.js';
+import { readBoundedInput, readPrivateFile, requireAbsolute } from '../fs/safe.js';
 
 export const TOKEN_FILE_MAX_BYTES = 4096;
 export const DEFAULT_ANSWER_MAX_BYTES = 1024 * 1024;
@@ -31,13 +30,25 @@ export function readTokenFile(file: string): string {
   return text;
 }
 
+/** Reads --ca-file: the PEM certificates an https Hub's certificate must chain to (instead of the system's). */
+export function readCaFile(file: string): Buffer {
+  const pem = readBoundedInput(file, 1024 * 1024, 'CA file');
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw badInput(`CA file ${file} holds no PEM certificate`, 'BAD_CA_FILE');
+  return pem;
+}
+
 export interface HubClientOptions {
-  /** http://HOST:PORT of the Hub, no path. */
+  /** http://HOST:PORT or https://HOST:PORT of the Hub, no path. */
   readonly endpoint: string;
+  /** For https: the PEM CA certificates to trust instead of the system's (--ca-file). */
+  readonly ca?: Buffer;
   readonly repository: string;
   readonly profile: string;
   readonly token: string;
+  /** How long the connection may stay silent (default 30 s). */
   readonly timeoutMs?: number;
+  /** A bound on the whole request, connection to last answer byte (default none). */
+  readonly deadlineMs?: number;
   readonly maxAnswerBytes?: number;
 }
 
@@ -46,11 +57,12 @@ export interface HubAnswer {
   readonly body: JsonValue;
 }
 
-/** Parses and checks an endpoint: plain http (the reference Hub is local), host and port, no path. */
 /** The parts of an endpoint a client uses, as URL names them. */
 export interface Endpoint {
+  /** https: (TLS) or plain http:. */
+  readonly tls: boolean;
   readonly hostname: string;
-  /** Empty for http's default port 80. */
+  /** Empty for the scheme's default port (80, 443). */
   readonly port: string;
   readonly host: string;
 }
@@ -80,19 +92,21 @@ export function isIpv4Literal(host: string, from = 0, to = host.length): boolean
 }
 
 /**
- * `http://A.B.C.D:PORT`, with or without a final `/`, written as URL would leave it (canonical
- * octets and port): what a Stop hook is normally given. Parsed without the URL class, whose first use
- * costs a short-lived process more than this; anything else is left to URL (undefined).
+ * `http://A.B.C.D:PORT` (or https), with or without a final `/`, written as URL would leave it
+ * (canonical octets and port): what a Stop hook is normally given. Parsed without the URL class, whose
+ * first use costs a short-lived process more than this; anything else is left to URL (undefined).
  */
 function ipv4Endpoint(e: string): Endpoint | undefined {
-  if (!e.startsWith('http://')) return undefined;
+  const tls = e.startsWith('https://');
+  if (!tls && !e.startsWith('http://')) return undefined;
+  const from = tls ? 8 : 7;
   const end = e.endsWith('/') ? e.length - 1 : e.length;
   const colon = e.lastIndexOf(':', end);
-  if (colon <= 7 || !isIpv4Literal(e, 7, colon)) return undefined;
+  if (colon <= from || !isIpv4Literal(e, from, colon)) return undefined;
   const port = canonicalDecimal(e, colon + 1, end, 65535);
   if (port < 0) return undefined;
-  const hostname = e.slice(7, colon);
-  return port === 80 ? { hostname, port: '', host: hostname } : { hostname, port: String(port), host: `${hostname}:${port}` };
+  const hostname = e.slice(from, colon);
+  return port === (tls ? 443 : 80) ? { tls, hostname, port: '', host: hostname } : { tls, hostname, port: String(port), host: `${hostname}:${port}` };
 }
 
 export function parseEndpoint(endpoint: string): Endpoint {
@@ -102,12 +116,19 @@ export function parseEndpoint(endpoint: string): Endpoint {
   try {
     u = new URL(endpoint);
   } catch {
-    throw badInput('--endpoint must be a URL like http://127.0.0.1:8080', 'BAD_ENDPOINT');
+    throw badInput('--endpoint must be a URL like http://127.0.0.1:8080 or https://hub.example:8421', 'BAD_ENDPOINT');
   }
-  if (u.protocol !== 'http:' || u.username || u.password || (u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
-    throw badInput('--endpoint must be http://HOST:PORT with no path, query or credentials', 'BAD_ENDPOINT');
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || (u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
+    throw badInput('--endpoint must be http://HOST:PORT or https://HOST:PORT with no path, query or credentials', 'BAD_ENDPOINT');
   }
-  return { hostname: u.hostname, port: u.port, host: u.host };
+  return { tls: u.protocol === 'https:', hostname: u.hostname, port: u.port, host: u.host };
+}
+
+/** parseEndpoint, and a CA given only for an https endpoint (it would otherwise go unused). */
+export function clientEndpoint(endpoint: string, ca: Buffer | undefined): Endpoint {
+  const e = parseEndpoint(endpoint);
+  if (ca !== undefined && !e.tls) throw badInput('--ca-file is for an https:// endpoint', 'BAD_ENDPOINT');
+  return e;
 }
 
 export const fail = (kind: ErrorKind, code: string, message: string) => new AgentscmError(kind, code, message);
