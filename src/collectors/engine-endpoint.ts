@@ -41,6 +41,9 @@ export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE'
 /** How long one `/_ping` may take before the endpoint counts as not answering. */
 const PING_TIMEOUT_MS = 3_000;
 
+/** A ping timer that fires this much after it was due counts as time the process did not run. */
+const LATE_TIMER_MS = 1_000;
+
 /** Bound on the `/_ping` body (`OK`). */
 const MAX_PING_BODY = 4096;
 
@@ -114,11 +117,20 @@ function pingWithHeaders(docker: Docker, signal: AbortSignal): Promise<EnginePin
  */
 export async function pingEngine(docker: Docker, timeoutMs = PING_TIMEOUT_MS, signal?: AbortSignal): Promise<EnginePing | undefined> {
   const limit = new AbortController();
-  // A timer that fires late because the process was stopped (SIGSTOP, a suspended shell job) would come
-  // before the answer that arrived meanwhile: timers run ahead of I/O in an event loop turn. The
-  // request is given up one turn later, after that I/O (setImmediate runs after it), so only an engine
-  // that has not answered counts as not answering. Neither timer keeps the process alive by itself.
-  const timer = setTimeout(() => setImmediate(() => limit.abort()).unref(), timeoutMs).unref();
+  // The limit is on the engine's time, not on time this process did not run. A timer that fires late
+  // (the process was stopped, SIGSTOP or a suspended shell job, or starved of CPU) is armed again for a
+  // whole period: the request may not even have been written meanwhile. One that fires on time gives up
+  // one event loop turn later, after that turn's I/O (timers run ahead of it), so that an answer that has
+  // arrived still counts. Neither timer keeps the process alive by itself.
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    const due = performance.now() + timeoutMs;
+    timer = setTimeout(() => {
+      if (performance.now() - due > LATE_TIMER_MS) arm();
+      else setImmediate(() => limit.abort()).unref();
+    }, timeoutMs).unref();
+  };
+  arm();
   try {
     const answer = await pingWithHeaders(docker, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal);
     return answer.body.trim() === 'OK' ? { apiVersion: answer.apiVersion, libpodApiVersion: answer.libpodApiVersion } : undefined;
