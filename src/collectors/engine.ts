@@ -37,7 +37,14 @@ export function dockerFor(address: EngineAddress): Docker {
   const agent = new http.Agent({ keepAlive: false });
   const common = { protocol: 'http' as const, agent, ca: undefined, cert: undefined, key: undefined, timeout: undefined, pathPrefix: undefined, version: undefined };
   const opts = 'host' in address ? { ...common, host: address.host, port: address.port } : { ...common, socketPath: address.socketPath, host: undefined, port: undefined };
-  const docker = new Docker(opts as unknown as Docker.DockerOptions);
+  let docker: Docker;
+  try {
+    docker = new Docker(opts as unknown as Docker.DockerOptions);
+  } catch (e) {
+    // docker-modem reads its defaults (DOCKER_CERT_PATH's files with a tcp DOCKER_HOST) before the
+    // options given here replace them: a missing file there is reported, not thrown raw.
+    throw runtimeUnavailable(`the engine client could not be set up: ${e instanceof Error ? e.message : String(e)}`, 'ENGINE_ERROR');
+  }
   agents.set(docker, agent);
   return docker;
 }
