@@ -16,17 +16,6 @@ function versionModule() {
   }
 }
 /**
- * agent-task collect cannot start its container before the engine's /version answers (about half a
- * second with podman): it is asked here, before the ES modules load (src/collectors/collect-early.ts).
- */
-function prefetchCollectEngineReads() {
-  try {
-    require('../dist/hook/collect-early.cjs').prefetch(argv, process.env);
-  } catch (e) {
-    if (e.code !== 'MODULE_NOT_FOUND') throw e;
-  }
-}
-/**
  * collect's one-file entry (src/commands/agent-task/collect-main.ts): the same parser, runner and
  * command module with a table of that one command, without the ES module loader. Help and version
  * flags (their text comes from the whole table) and a build without the bundle go to the full CLI.
@@ -49,7 +38,6 @@ if (major < 20 || (major === 20 && minor < 19)) {
   });
 } else {
   const collect = argv[0] === 'agent-task' && argv[1] === 'collect';
-  if (collect) prefetchCollectEngineReads();
   const entry = collect && collectEntry(argv);
   if (entry) {
     entry.main(argv).then((code) => {

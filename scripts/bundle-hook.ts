@@ -23,12 +23,9 @@ const cjsCopy = (entry: string, out: string) =>
 // would start the ES module loader, about a quarter of a bare node start.
 await cjsCopy('dist/src/version.js', 'dist/hook/version.cjs');
 
-// agent-task collect's early engine reads, which the launcher starts before anything else.
-await cjsCopy('dist/src/collectors/collect-early.js', 'dist/hook/collect-early.cjs');
-
 // The snapshot staging worker (stager.ts) as one CommonJS file: a worker thread boots without Node's
 // start-up snapshot, and an ES module entry would also make it load the ES module loader, tens of
-// milliseconds of CPU that collect's first half second shares with the engine answering /version.
+// milliseconds of CPU that collect's first half second shares with the engine answering its facts.
 await cjsCopy('dist/src/collectors/stage-worker.js', 'dist/hook/stage-worker.cjs');
 useBuiltinsDirectly(path.join(root, 'dist/hook/stage-worker.cjs'));
 

@@ -17,8 +17,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Readable } from 'node:stream';
-import type { EngineApi } from './engine-api.js';
+import type Docker from 'dockerode';
 import { canonicalJson, canonicalJsonBytes, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import {
   collectorProfileDigest,
@@ -38,7 +37,7 @@ import { sign, verificationKeyId } from '../core/crypto/ed25519.js';
 import { AgentscmError, conflict, localState } from '../core/errors.js';
 import { assertPrivateDir, ensurePrivateDir, lstatOrUndefined, publishCreateOnly, readPrivateFile, replaceDurably } from '../core/fs/safe.js';
 import type { KeyPair } from '../core/crypto/ed25519.js';
-import { BoundedCapture, containerConfig, removeConfirmed, runInContainer, SNAPSHOT_MOUNT, StreamDemuxer, type OciRunResult } from './oci-run.js';
+import { BoundedCapture, containerConfig, demultiplex, removeConfirmed, runInContainer, SNAPSHOT_MOUNT, type OciRunResult } from './oci-run.js';
 import { engineFailure, statusOf } from './runtime-probe.js';
 import type { ProgressReporter } from './progress.js';
 
@@ -173,9 +172,9 @@ interface ContainerState {
   readonly started: boolean;
 }
 
-async function inspectByName(api: EngineApi, name: string): Promise<ContainerState> {
+async function inspectByName(docker: Docker, name: string): Promise<ContainerState> {
   try {
-    const info = await api.containerInspect(name);
+    const info = await docker.getContainer(name).inspect();
     const st = info.State ?? {};
     const started = st.Status !== 'created' && st.Status !== 'configured' && !(st.StartedAt ?? '').startsWith('0001-01-01');
     return { exists: true, started };
@@ -189,34 +188,30 @@ async function inspectByName(api: EngineApi, name: string): Promise<ContainerSta
  * Completes the record of a container that a crashed collector started: waits for it to end (killing it
  * at the recipe's timeout, counted from its start), reads its bounded output, removes it with confirmation.
  */
-async function recoverStarted(api: EngineApi, name: string, timeoutMs: number, maxOutput: number): Promise<RunOutcome> {
-  let info = await api.containerInspect(name);
+async function recoverStarted(docker: Docker, name: string, timeoutMs: number, maxOutput: number): Promise<RunOutcome> {
+  const container = docker.getContainer(name);
+  let info = await container.inspect();
   let timedOut = false;
   if (info.State?.Running) {
     const started = Date.parse(info.State.StartedAt ?? '') || Date.now();
     const left = Math.max(0, started + timeoutMs - Date.now());
     let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([api.containerWait(name).then(() => 'done' as const), new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left)))]);
+    const waited = await Promise.race([container.wait().then(() => 'done' as const), new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left)))]);
     clearTimeout(timer);
     if (waited === 'timeout') {
       timedOut = true;
-      await api.containerKill(name, 'SIGKILL').catch(() => undefined);
-      await api.containerWait(name);
+      await container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
+      await container.wait();
     }
   }
-  info = await api.containerInspect(name);
+  info = await container.inspect();
   const state = info.State ?? {};
   const out = new BoundedCapture(maxOutput);
   const err = new BoundedCapture(maxOutput);
-  const logs: Readable = await api.containerLogs(name);
-  const demux = new StreamDemuxer(out, err);
-  await new Promise<void>((resolve) => {
-    logs.on('data', (b: Buffer) => demux.push(b));
-    logs.once('end', () => resolve());
-    logs.once('close', () => resolve());
-    logs.once('error', () => resolve());
-  });
-  const removed = await removeConfirmed(api, name);
+  // follow: the logs answer as a stream (of multiplexed frames), which ends with the finished container.
+  const logs = await container.logs({ stdout: true, stderr: true, follow: true });
+  await demultiplex(docker, logs, out, err);
+  const removed = await removeConfirmed(docker, name);
   const now = new Date().toISOString();
   return {
     recovered: true,
@@ -235,7 +230,7 @@ async function recoverStarted(api: EngineApi, name: string, timeoutMs: number, m
 }
 
 export interface RunInputs {
-  readonly api: EngineApi;
+  readonly docker: Docker;
   readonly paths: ExecutionPaths;
   readonly reservation: Reservation;
   readonly profile: CollectorProfile;
@@ -254,11 +249,11 @@ export interface RunInputs {
 export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
   const name = i.reservation.container_name;
   const recipe = i.profile.recipe;
-  const st = await inspectByName(i.api, name);
-  if (st.exists && st.started) return recoverStarted(i.api, name, recipe.timeout_ms, recipe.max_output_bytes);
+  const st = await inspectByName(i.docker, name);
+  if (st.exists && st.started) return recoverStarted(i.docker, name, recipe.timeout_ms, recipe.max_output_bytes);
   if (st.exists) {
     // Created by a collector that died before starting it: the command never ran.
-    if (!(await removeConfirmed(i.api, name))) throw localState(`cannot remove the never-started container ${name}`, 'CLEANUP_FAILED');
+    if (!(await removeConfirmed(i.docker, name))) throw localState(`cannot remove the never-started container ${name}`, 'CLEANUP_FAILED');
   } else if (lstatOrUndefined(i.paths.container)) {
     throw conflict(
       `the execution of attempt ${i.attemptId} is uncertain: its container was created but is gone and no record was retained; it is never rerun (reconcile the attempt)`,
@@ -267,7 +262,7 @@ export async function runOrRecover(i: RunInputs): Promise<RunOutcome> {
   }
   const snapshotDir = i.snapshotDir();
   const t0 = performance.now();
-  const result = await runInContainer(i.api, {
+  const result = await runInContainer(i.docker, {
     imageId: recipe.image_id,
     argv: recipe.argv,
     snapshotDir,

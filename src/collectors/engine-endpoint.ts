@@ -1,14 +1,16 @@
-// Where the Docker Engine API endpoint is and whether it answers: the part of the engine connection that
-// needs no dependency, so that agent-task collect's early engine reads (collect-early.ts, bundled for
-// the launcher) use the same endpoint rules as everything else.
+// Where the Docker Engine API endpoint is and whether it answers. dockerode is only a type here: the
+// client is made in engine.ts, so that collect's body (which takes its client from the entry) and the
+// error helpers it shares load no package.
 //
 // Where the endpoint comes from, first match wins: `--docker-host URL`, then DOCKER_HOST, then the
 // well-known sockets (Docker's, then podman's rootful and rootless ones).
 
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as path from 'node:path';
+import type { Readable } from 'node:stream';
+import type Docker from 'dockerode';
 import { AgentscmError, badInput } from '../core/errors.js';
-import type { EngineAddress, EngineApi, EnginePing } from './engine-api.js';
 
 export type EngineSource = 'flag' | 'env' | 'default' | 'started';
 
@@ -16,6 +18,17 @@ export interface EngineEndpoint {
   /** The endpoint as a URL: unix:///path or tcp://host:port. */
   readonly url: string;
   readonly source: EngineSource;
+}
+
+/** Where the engine listens: a unix socket path, or a TCP host and port (plain HTTP). */
+export type EngineAddress = { readonly socketPath: string } | { readonly host: string; readonly port: number };
+
+/** What `/_ping` says besides OK: the API versions in its headers (podman's names its libpod API too). */
+export interface EnginePing {
+  /** `Api-Version`: the Docker-compatible API version the engine serves. */
+  readonly apiVersion: string | undefined;
+  /** `Libpod-Api-Version`: sent by podman only, with its own (libpod) API version. */
+  readonly libpodApiVersion: string | undefined;
 }
 
 export const NO_ENGINE_HINT =
@@ -27,6 +40,12 @@ export function runtimeUnavailable(message: string, code = 'RUNTIME_UNAVAILABLE'
 
 /** How long one `/_ping` may take before the endpoint counts as not answering. */
 const PING_TIMEOUT_MS = 3_000;
+
+/** A ping timer that fires this much after it was due counts as time the process did not run. */
+const LATE_TIMER_MS = 1_000;
+
+/** Bound on the `/_ping` body (`OK`). */
+const MAX_PING_BODY = 4096;
 
 /** Parses unix:///abs/path or tcp://host:port into an engine address. Anything else is bad input (exit 3). */
 export function engineAddressFor(url: string): EngineAddress {
@@ -68,25 +87,56 @@ export function engineCandidates(dockerHost: string | undefined, env: NodeJS.Pro
 }
 
 /**
- * The endpoint's `/_ping` answer when it answers OK within the timeout, else undefined. Never throws.
+ * `GET /_ping` with its headers. dockerode's ping() answers the body only, and the API versions are in
+ * the headers, so this is the same request through dockerode's own dial, answered as a stream.
  */
-export async function pingEngine(api: EngineApi, timeoutMs = PING_TIMEOUT_MS): Promise<EnginePing | undefined> {
+function pingWithHeaders(docker: Docker, signal: AbortSignal): Promise<EnginePing & { readonly body: string }> {
+  return new Promise((resolve, reject) => {
+    docker.modem.dial({ path: '/_ping', method: 'GET', isStream: true, abortSignal: signal, statusCodes: { 200: true, 500: 'server error' } }, (err: unknown, res: unknown) => {
+      if (err) return reject(err);
+      const msg = res as http.IncomingMessage & Readable;
+      const header = (name: string): string | undefined => {
+        const v = msg.headers[name];
+        return typeof v === 'string' && v !== '' ? v : undefined;
+      };
+      let body = '';
+      msg.setEncoding('utf8');
+      msg.on('data', (c: string) => {
+        body += c;
+        if (body.length > MAX_PING_BODY) msg.destroy(new Error('the engine answered /_ping with a long body'));
+      });
+      msg.once('end', () => resolve({ body, apiVersion: header('api-version'), libpodApiVersion: header('libpod-api-version') }));
+      msg.once('error', reject);
+    });
+  });
+}
+
+/**
+ * The endpoint's `/_ping` answer when it answers OK within the timeout, else undefined. Never throws.
+ * `signal` gives up earlier (with the same answer).
+ */
+export async function pingEngine(docker: Docker, timeoutMs = PING_TIMEOUT_MS, signal?: AbortSignal): Promise<EnginePing | undefined> {
+  const limit = new AbortController();
+  // The limit is on the engine's time, not on time this process did not run. A timer that fires late
+  // (the process was stopped, SIGSTOP or a suspended shell job, or starved of CPU) is armed again for a
+  // whole period: the request may not even have been written meanwhile. One that fires on time gives up
+  // one event loop turn later, after that turn's I/O (timers run ahead of it), so that an answer that has
+  // arrived still counts. Neither timer keeps the process alive by itself.
   let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    const due = performance.now() + timeoutMs;
+    timer = setTimeout(() => {
+      if (performance.now() - due > LATE_TIMER_MS) arm();
+      else setImmediate(() => limit.abort()).unref();
+    }, timeoutMs).unref();
+  };
+  arm();
   try {
-    const answer = await Promise.race([
-      api.ping(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs);
-        // The request keeps the process alive while it is pending; the timer alone must not (a ping
-        // made in the background, collect-early.ts).
-        timer.unref();
-      }),
-    ]);
+    const answer = await pingWithHeaders(docker, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal);
     return answer.body.trim() === 'OK' ? { apiVersion: answer.apiVersion, libpodApiVersion: answer.libpodApiVersion } : undefined;
   } catch {
     return undefined;
   } finally {
-    if (timer) clearTimeout(timer);
+    clearTimeout(timer);
   }
 }
-

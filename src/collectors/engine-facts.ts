@@ -1,7 +1,5 @@
 // What the container engine says about itself: the engine half of the runtime identity
-// (runtime-probe.ts adds the pinned image and digests the whole). Kept apart from the identity's
-// canonical bytes so that collect's early engine reads (collect-early.ts, bundled for the launcher) can
-// start them without loading the digest code.
+// (runtime-probe.ts adds the pinned image and digests the whole), read through dockerode.
 //
 // Where the facts come from depends on the engine, which its `/_ping` names:
 // - podman (its `/_ping` sends `Libpod-Api-Version`): `GET /v{that version}/libpod/info`, plus the
@@ -11,8 +9,29 @@
 //   (test/integration/oci-probe.test.ts compares them on the real engine).
 // - anything else (Docker): `GET /version`, and `/info`'s `DefaultRuntime` for the runtime's name.
 
-import type { EngineApi, EnginePing, EngineVersion, LibpodInfo } from './engine-api.js';
-import { pingEngine, runtimeUnavailable } from './engine-endpoint.js';
+import type Docker from 'dockerode';
+import { pingEngine, runtimeUnavailable, type EnginePing } from './engine-endpoint.js';
+
+/** The parts of podman's `GET /v{libpod API}/libpod/info` the runtime identity reads. */
+export interface LibpodInfo {
+  version?: { Version?: unknown };
+  host?: {
+    os?: unknown;
+    arch?: unknown;
+    distribution?: { distribution?: unknown; version?: unknown };
+    ociRuntime?: { name?: unknown; version?: unknown };
+  };
+}
+
+/** The parts of `GET /version` the runtime identity reads. */
+export interface EngineVersion {
+  Version?: unknown;
+  ApiVersion?: unknown;
+  Os?: unknown;
+  Arch?: unknown;
+  Platform?: { Name?: unknown };
+  Components?: unknown;
+}
 
 /** The engine's facts in the identity, independent of any image. */
 export interface EngineFacts {
@@ -119,21 +138,38 @@ export function engineFailure(what: string, e: unknown): Error {
 }
 
 /**
- * Reads the engine's facts. `pinged` is the answer of a `/_ping` already asked of the same endpoint
- * (collect asks it the moment it starts); without it the endpoint is pinged here. An endpoint that does
- * not answer its ping, or whose reads fail, is RUNTIME_UNAVAILABLE.
+ * podman's own host information, under the libpod API version its `/_ping` named. dockerode types only
+ * the Docker API, so this one call goes through its dial, as its own methods do.
  */
-export async function readEngineFacts(api: EngineApi, pinged?: Promise<EnginePing | undefined>): Promise<EngineFacts> {
-  const ping = await (pinged ?? pingEngine(api));
+export function libpodInfo(docker: Docker, libpodApiVersion: string): Promise<LibpodInfo> {
+  return new Promise((resolve, reject) => {
+    docker.modem.dial(
+      { path: `/v${encodeURIComponent(libpodApiVersion)}/libpod/info`, method: 'GET', statusCodes: { 200: true, 500: 'server error' } },
+      (err, data) => {
+        if (err) return reject(err);
+        if (typeof data !== 'object' || data === null || Buffer.isBuffer(data)) return reject(new Error('the engine answered its libpod info with no JSON object'));
+        resolve(data as LibpodInfo);
+      },
+    );
+  });
+}
+
+/**
+ * Reads the engine's facts. `ping` is the answer of a `/_ping` already asked of the same endpoint
+ * (connectEngine asks it); without it the endpoint is pinged here. An endpoint that does not answer
+ * its ping, or whose reads fail, is RUNTIME_UNAVAILABLE.
+ */
+export async function readEngineFacts(docker: Docker, ping?: EnginePing): Promise<EngineFacts> {
+  ping ??= await pingEngine(docker);
   if (!ping) throw runtimeUnavailable('the container engine did not answer its ping', 'ENGINE_ERROR');
   try {
     const libpod = ping.libpodApiVersion;
     if (libpod !== undefined) {
       if (!LIBPOD_API_VERSION_RE.test(libpod)) throw new Error(`the engine named its libpod API version ${JSON.stringify(libpod.slice(0, 40))}`);
-      return factsFromLibpodInfo(ping, await api.libpodInfo(libpod));
+      return factsFromLibpodInfo(ping, await libpodInfo(docker, libpod));
     }
-    const version = await api.version();
-    return factsFromVersion(version, podmanDefaultRuntime(version) ?? defaultRuntimeOf(await api.info()));
+    const version = (await docker.version()) as EngineVersion;
+    return factsFromVersion(version, podmanDefaultRuntime(version) ?? defaultRuntimeOf((await docker.info()) as { DefaultRuntime?: unknown }));
   } catch (e) {
     throw engineFailure('reading the engine identity', e);
   }

@@ -1,7 +1,5 @@
-// The connection to a Docker Engine API endpoint (Docker itself, or podman's `podman system service`).
-// The collector's own calls go through EngineApi (plain HTTP, nothing to load). dockerode is loaded only
-// when `.docker` is first used (the test image import, the tests' independent view of the engine), and
-// only from this module, so collect, runtime-probe and the hooks never pay for it.
+// The connection to a Docker Engine API endpoint (Docker itself, or podman's `podman system service`),
+// through dockerode.
 //
 // Where the endpoint comes from, first match wins: `--docker-host URL`, then DOCKER_HOST, then the
 // well-known sockets (Docker's, then podman's rootful and rootless ones). An explicit URL is never
@@ -9,52 +7,78 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type Docker from 'dockerode';
-import { EngineApi, type EngineAddress } from './engine-api.js';
-import { engineAddressFor, engineCandidates, NO_ENGINE_HINT, pingEngine, runtimeUnavailable, type EngineEndpoint } from './engine-endpoint.js';
+import * as http from 'node:http';
+import Docker from 'dockerode';
+import { engineAddressFor, engineCandidates, NO_ENGINE_HINT, pingEngine, runtimeUnavailable, type EngineAddress, type EngineEndpoint, type EnginePing } from './engine-endpoint.js';
 
-export { defaultSocketPaths, engineAddressFor, engineCandidates, NO_ENGINE_HINT, pingEngine, runtimeUnavailable, type EngineEndpoint, type EngineSource } from './engine-endpoint.js';
+export {
+  defaultSocketPaths,
+  engineAddressFor,
+  engineCandidates,
+  NO_ENGINE_HINT,
+  pingEngine,
+  runtimeUnavailable,
+  type EngineAddress,
+  type EngineEndpoint,
+  type EnginePing,
+  type EngineSource,
+} from './engine-endpoint.js';
 
-export interface EngineConnection {
-  /** The collector's client: direct HTTP, no dependencies. */
-  readonly api: EngineApi;
-  /** dockerode on the same endpoint, loaded on first use (image import, tests). */
-  readonly docker: Docker;
-  readonly endpoint: EngineEndpoint;
+/**
+ * A dockerode client for exactly this address. docker-modem fills options left out from the process's
+ * DOCKER_HOST, DOCKER_CERT_PATH and DOCKER_CLIENT_TIMEOUT; they are all given here, so the endpoint
+ * resolved by engineCandidates is the one used and nothing else of the environment changes how it is spoken to.
+ * Every request opens its own connection (an agent without keep-alive): a short-lived CLI keeps no idle
+ * socket, and never reuses one the engine has closed meanwhile.
+ */
+export function dockerFor(address: EngineAddress): Docker {
+  const agent = new http.Agent({ keepAlive: false });
+  const common = { protocol: 'http' as const, agent, ca: undefined, cert: undefined, key: undefined, timeout: undefined, pathPrefix: undefined, version: undefined };
+  const opts = 'host' in address ? { ...common, host: address.host, port: address.port } : { ...common, socketPath: address.socketPath, host: undefined, port: undefined };
+  let docker: Docker;
+  try {
+    docker = new Docker(opts as unknown as Docker.DockerOptions);
+  } catch (e) {
+    // docker-modem reads its defaults (DOCKER_CERT_PATH's files with a tcp DOCKER_HOST) before the
+    // options given here replace them: a missing file there is reported, not thrown raw.
+    throw runtimeUnavailable(`the engine client could not be set up: ${e instanceof Error ? e.message : String(e)}`, 'ENGINE_ERROR');
+  }
+  agents.set(docker, agent);
+  return docker;
 }
 
-const requireLazy = createRequire(import.meta.url);
+const agents = new WeakMap<Docker, http.Agent>();
 
-/** A connection whose dockerode client is created (and its module loaded) only when first used. */
-function connection(address: EngineAddress, endpoint: EngineEndpoint): EngineConnection {
-  let docker: Docker | undefined;
-  return {
-    api: new EngineApi(address),
-    endpoint,
-    get docker(): Docker {
-      if (!docker) {
-        const DockerCtor = requireLazy('dockerode') as typeof Docker;
-        docker = new DockerCtor('host' in address ? { ...address, protocol: 'http' } : { ...address });
-      }
-      return docker;
-    },
-  };
+/**
+ * Ends the requests in flight on a client from dockerFor (they fail with a socket error): for reads a
+ * command no longer needs, so that a command that failed first exits at once instead of waiting for
+ * their answers. Later requests open new connections as usual.
+ */
+export function abandonRequests(docker: Docker): void {
+  agents.get(docker)?.destroy();
+}
+
+export interface EngineConnection {
+  readonly docker: Docker;
+  readonly endpoint: EngineEndpoint;
+  /** The endpoint's `/_ping` answer that made it the one connected to (its API versions). */
+  readonly ping: EnginePing;
 }
 
 /**
  * Connects to the first answering endpoint. Throws RUNTIME_UNAVAILABLE (exit 12) when nothing answers;
  * the message names the endpoint that was tried so an operator can tell a wrong DOCKER_HOST from a
- * missing engine.
+ * missing engine. `signal` gives up the search (as if nothing answered).
  */
-export async function connectEngine(opts: { dockerHost?: string | undefined; env?: NodeJS.ProcessEnv } = {}): Promise<EngineConnection> {
+export async function connectEngine(opts: { dockerHost?: string | undefined; env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<EngineConnection> {
   const env = opts.env ?? process.env;
   const candidates = engineCandidates(opts.dockerHost, env);
   for (const endpoint of candidates) {
-    const c = connection(engineAddressFor(endpoint.url), endpoint);
-    if (await pingEngine(c.api)) return c;
+    const docker = dockerFor(engineAddressFor(endpoint.url));
+    const ping = await pingEngine(docker, undefined, opts.signal);
+    if (ping) return { docker, endpoint, ping };
   }
   if (candidates.length === 1 && candidates[0]!.source !== 'default') {
     const c = candidates[0]!;
@@ -156,14 +180,11 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
   };
   process.once('exit', onExit);
 
-  const conn = connection({ socketPath: socket }, { url, source: 'started' });
+  const docker = dockerFor({ socketPath: socket });
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
-  let answering = false;
+  let ping: EnginePing | undefined;
   while (!exited && Date.now() < deadline) {
-    if (fs.existsSync(socket) && (await pingEngine(conn.api, 1_000))) {
-      answering = true;
-      break;
-    }
+    if (fs.existsSync(socket) && (ping = await pingEngine(docker, 1_000))) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   let stopped = false;
@@ -178,10 +199,10 @@ export async function startPodmanService(opts: { env?: NodeJS.ProcessEnv; timeou
     }
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  if (!answering) {
+  if (!ping) {
     await stop();
     const why = stderr.trim().split('\n').pop() ?? '';
     throw runtimeUnavailable(`podman system service did not answer on ${url}${why ? `: ${why}` : ''}`, 'ENGINE_START_FAILED');
   }
-  return Object.assign(conn, { owned: true, stop });
+  return { docker, endpoint: { url, source: 'started' }, ping, owned: true, stop };
 }

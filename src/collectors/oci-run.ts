@@ -8,8 +8,8 @@
 
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import type { Readable } from 'node:stream';
-import type { EngineApi } from './engine-api.js';
+import { Writable, type Readable } from 'node:stream';
+import type Docker from 'dockerode';
 import { badInput } from '../core/errors.js';
 import { runtimeUnavailable } from './engine-endpoint.js';
 import { engineFailure, inspectPinnedImage, statusOf } from './runtime-probe.js';
@@ -172,11 +172,12 @@ export function containerConfig(spec: OciRunSpec): ContainerCreateConfig {
  * transient 409 ("preparing container … for attach: write child: broken pipe"); since the container
  * has not started, nothing has run and attaching again is safe. A few tries, then the error stands.
  */
-async function attachBeforeStart(api: EngineApi, containerId: string): Promise<Readable> {
+async function attachBeforeStart(container: Docker.Container): Promise<Readable> {
   const tries = 4;
   for (let i = 1; ; i++) {
     try {
-      return await api.containerAttach(containerId);
+      // Without hijack dockerode answers the HTTP response itself: a readable of the multiplexed frames.
+      return (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
     } catch (e) {
       const status = statusOf(e);
       if (i >= tries || (status !== 409 && status !== 500)) throw engineFailure('attaching to the container', e);
@@ -186,23 +187,29 @@ async function attachBeforeStart(api: EngineApi, containerId: string): Promise<R
 }
 
 /** Runs the spec. Throws only when nothing ran (bad spec, engine unreachable, image missing). */
-export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<OciRunResult> {
+export async function runInContainer(docker: Docker, spec: OciRunSpec): Promise<OciRunResult> {
   validate(spec);
-  await inspectPinnedImage(api, spec.imageId);
+  await inspectPinnedImage(docker, spec.imageId);
 
-  let containerId: string;
+  let container: Docker.Container;
   try {
-    containerId = await api.containerCreate(containerConfig(spec) as unknown as Record<string, unknown>, spec.name);
+    // The configuration goes as the body only, the name as the only query parameter (docker-modem's
+    // _query/_body split): by default dockerode repeats the whole configuration, argv and environment
+    // included, in the URL.
+    const request = { _query: spec.name !== undefined ? { name: spec.name } : {}, _body: containerConfig(spec) };
+    container = await docker.createContainer(request as unknown as Docker.ContainerCreateOptions);
   } catch (e) {
     if (statusOf(e) === 404) throw runtimeUnavailable(`image ${spec.imageId} is not present in the container engine (it is never pulled)`, 'IMAGE_MISSING');
     throw engineFailure('creating the container', e);
   }
+  const containerId = container.id;
+  if (typeof containerId !== 'string' || containerId === '') throw runtimeUnavailable('the engine created a container without answering its id', 'ENGINE_ERROR');
   let removed = false;
   // Attaching prepares the container in the engine (tens of milliseconds with podman) and runs nothing,
   // so it proceeds while the caller's onCreated work (the runtime identity check, the durable record of
   // the container) is under way; the container starts only once both are done.
   let attachedAt = 0;
-  const attaching = attachBeforeStart(api, containerId).then((s) => {
+  const attaching = attachBeforeStart(container).then((s) => {
     attachedAt = performance.now();
     return s;
   });
@@ -219,11 +226,11 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
     const err = new BoundedCapture(spec.maxOutputBytes);
     const stream = await attaching;
     const heldMs = Math.max(0, readyAt - attachedAt);
-    const streamDone = demultiplex(stream, out, err);
+    const streamDone = demultiplex(docker, stream, out, err);
 
     const hostStart = new Date().toISOString();
     try {
-      await api.containerStart(containerId);
+      await container.start();
     } catch (e) {
       throw engineFailure('starting the container', e);
     }
@@ -236,15 +243,15 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
     });
     let waited: { StatusCode?: number } | 'timeout';
     try {
-      waited = await Promise.race([api.containerWait(containerId), timeout]);
+      waited = await Promise.race([container.wait() as Promise<{ StatusCode?: number }>, timeout]);
       if (waited === 'timeout') {
         timedOut = true;
-        await api.containerKill(containerId, 'SIGKILL').catch((e: unknown) => {
+        await container.kill({ signal: 'SIGKILL' }).catch((e: unknown) => {
           // 304/409: it stopped by itself between the timer and the kill.
           const s = statusOf(e);
           if (s !== 304 && s !== 409) throw e;
         });
-        waited = await api.containerWait(containerId);
+        waited = (await container.wait()) as { StatusCode?: number };
       }
     } catch (e) {
       throw engineFailure('waiting for the container', e);
@@ -262,12 +269,12 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
 
     let state: { ExitCode?: number; StartedAt?: string; FinishedAt?: string; OOMKilled?: boolean } = {};
     try {
-      state = (await api.containerInspect(containerId)).State ?? {};
+      state = (await container.inspect()).State ?? {};
     } catch {
       // the wait result and host clock still describe the run
     }
     const exitCode = typeof waited.StatusCode === 'number' ? waited.StatusCode : (state.ExitCode ?? -1);
-    removed = await removeConfirmed(api, containerId);
+    removed = await removeConfirmed(docker, containerId);
     // The engine's own times, unless it reports them out of order (podman can, for a command that ends
     // within the same instant it starts); then the host clock's pair, taken around start and wait.
     let startedAt = engineTime(state.StartedAt) ?? hostStart;
@@ -287,7 +294,7 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
       removed,
     };
   } finally {
-    if (!removed) await removeConfirmed(api, containerId).catch(() => false);
+    if (!removed) await removeConfirmed(docker, containerId).catch(() => false);
   }
 }
 
@@ -295,17 +302,18 @@ export async function runInContainer(api: EngineApi, spec: OciRunSpec): Promise<
  * Force-removes a container (and its anonymous volumes) and confirms it is gone: true only when the
  * following inspect answers 404. Also the way to clean up a leftover found by name after a crash.
  */
-export async function removeConfirmed(api: EngineApi, idOrName: string): Promise<boolean> {
+export async function removeConfirmed(docker: Docker, idOrName: string): Promise<boolean> {
+  const container = docker.getContainer(idOrName);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await api.containerRemove(idOrName, { force: true, volumes: true });
+      await container.remove({ force: true, v: true });
     } catch (e) {
       if (statusOf(e) !== 404) {
         await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
       }
     }
     try {
-      await api.containerInspect(idOrName);
+      await container.inspect();
     } catch (e) {
       if (statusOf(e) === 404) return true;
     }
@@ -314,9 +322,9 @@ export async function removeConfirmed(api: EngineApi, idOrName: string): Promise
 }
 
 /** True when a container of that id or name exists (any state). */
-export async function containerExists(api: EngineApi, idOrName: string): Promise<boolean> {
+export async function containerExists(docker: Docker, idOrName: string): Promise<boolean> {
   try {
-    await api.containerInspect(idOrName);
+    await docker.getContainer(idOrName).inspect();
     return true;
   } catch (e) {
     if (statusOf(e) === 404) return false;
@@ -351,50 +359,26 @@ export class BoundedCapture {
   }
 }
 
-/**
- * Splits Docker's multiplexed attach stream (frames of: 1 byte stream type, 3 zero bytes, u32 big-endian
- * length, payload) into stdout and stderr. Resolves when the stream ends or closes.
- */
-export function demultiplex(stream: Readable, stdout: BoundedCapture, stderr: BoundedCapture): Promise<void> {
-  const demux = new StreamDemuxer(stdout, stderr);
-  return new Promise<void>((resolve) => {
-    stream.on('data', (chunk: Buffer) => demux.push(chunk));
-    stream.once('end', () => resolve());
-    stream.once('close', () => resolve());
-    stream.once('error', () => resolve());
+/** A writable that hands every chunk to a capture: the bound is enforced as the bytes arrive. */
+function captureSink(capture: BoundedCapture): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      capture.push(chunk);
+      done();
+    },
   });
 }
 
-export class StreamDemuxer {
-  private pending: Buffer = Buffer.alloc(0);
-  private frameType = -1;
-  private frameLeft = 0;
-  constructor(
-    private readonly stdout: BoundedCapture,
-    private readonly stderr: BoundedCapture,
-  ) {}
-
-  push(chunk: Buffer): void {
-    let buf = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = Buffer.alloc(0);
-    while (buf.length > 0) {
-      if (this.frameLeft === 0) {
-        if (buf.length < 8) {
-          this.pending = Buffer.from(buf);
-          return;
-        }
-        this.frameType = buf[0]!;
-        this.frameLeft = buf.readUInt32BE(4);
-        buf = buf.subarray(8);
-        continue;
-      }
-      const n = Math.min(this.frameLeft, buf.length);
-      const payload = buf.subarray(0, n);
-      // 1 = stdout, 2 = stderr; 0 (stdin echo) and 3 (engine system error) are not command output.
-      if (this.frameType === 1) this.stdout.push(payload);
-      else if (this.frameType === 2) this.stderr.push(payload);
-      this.frameLeft -= n;
-      buf = buf.subarray(n);
-    }
-  }
+/**
+ * Splits Docker's multiplexed attach or logs stream (frames of: 1 byte stream type, 3 zero bytes, u32
+ * big-endian length, payload) into stdout and stderr with dockerode's demuxStream, each into its bounded
+ * capture. Resolves when the stream ends or closes.
+ */
+export function demultiplex(docker: Docker, stream: NodeJS.ReadableStream, stdout: BoundedCapture, stderr: BoundedCapture): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.once('end', () => resolve());
+    stream.once('close', () => resolve());
+    stream.once('error', () => resolve());
+    docker.modem.demuxStream(stream, captureSink(stdout), captureSink(stderr));
+  });
 }

@@ -9,7 +9,7 @@
 import { canonicalJsonBytes, type JsonValue } from '../core/canonical/json.js';
 import { domainDigest, DOMAINS } from '../core/crypto/digest.js';
 import { badInput } from '../core/errors.js';
-import type { EngineApi } from './engine-api.js';
+import type Docker from 'dockerode';
 import { runtimeUnavailable } from './engine-endpoint.js';
 import { engineFailure, readEngineFacts, statusOf, type EngineFacts } from './engine-facts.js';
 
@@ -50,11 +50,11 @@ export function assertPinnedImageId(image: string): void {
  * Inspects an image strictly by its full ID. Never pulls: a missing image is RUNTIME_UNAVAILABLE, and an
  * engine that answers with a different ID (a prefix match, say) is refused.
  */
-export async function inspectPinnedImage(api: EngineApi, imageId: string): Promise<{ Id?: unknown }> {
+export async function inspectPinnedImage(docker: Docker, imageId: string): Promise<{ Id?: unknown }> {
   assertPinnedImageId(imageId);
   let info: { Id?: unknown };
   try {
-    info = await api.imageInspect(imageId);
+    info = await docker.getImage(imageId).inspect();
   } catch (e) {
     if (statusOf(e) === 404) throw runtimeUnavailable(`image ${imageId} is not present in the container engine (it is never pulled)`, 'IMAGE_MISSING', { image_id: imageId });
     throw engineFailure('inspecting the image', e);
@@ -66,12 +66,12 @@ export async function inspectPinnedImage(api: EngineApi, imageId: string): Promi
 }
 
 /** Observes the engine and the pinned image and builds the identity and its digest. */
-export async function probeRuntime(api: EngineApi, imageId: string, facts?: Promise<EngineFacts>): Promise<RuntimeProbe> {
+export async function probeRuntime(docker: Docker, imageId: string, facts?: Promise<EngineFacts>): Promise<RuntimeProbe> {
   assertPinnedImageId(imageId);
   // The reads are independent; asking concurrently keeps the probe off collect's critical path.
-  const image = inspectPinnedImage(api, imageId);
+  const image = inspectPinnedImage(docker, imageId);
   image.catch(() => undefined);
-  const engineFacts = await (facts ?? readEngineFacts(api));
+  const engineFacts = await (facts ?? readEngineFacts(docker));
   await image;
   return identityOf(engineFacts, imageId);
 }

@@ -83,8 +83,9 @@ test('collect entry: its spec is the table entry (the same module), and its bund
   const builtins = new Set(builtinModules);
   const text = fs.readFileSync(ENTRY, 'utf8');
   const required = [...new Set([...text.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!))];
-  // ink and react only for the progress view on a terminal (a lazy module, as in the full CLI).
-  assert.deepEqual(required.filter((s) => !builtins.has(s.replace(/^node:/, ''))).sort(), ['ink', 'react']);
+  // dockerode is the engine client (not bundled); ink and react only for the progress view on a
+  // terminal (a lazy module, as in the full CLI).
+  assert.deepEqual(required.filter((s) => !builtins.has(s.replace(/^node:/, ''))).sort(), ['dockerode', 'ink', 'react']);
   // The body stays a file of its own, loaded with its code cache; collect-flow.js only without it.
   assert.ok(!text.includes('collect_flow'), 'the body is not bundled into the entry');
 });

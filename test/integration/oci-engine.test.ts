@@ -16,10 +16,10 @@ describe('podman system service', () => {
     assert.match(svc.endpoint.url, /^unix:\/\/\/.+\/podman\.sock$/);
     const socket = svc.endpoint.url.slice('unix://'.length);
     assert.equal(fs.statSync(socket).isSocket(), true);
-    assert.notEqual(await pingEngine(svc.api), undefined);
+    assert.notEqual(await pingEngine(svc.docker), undefined);
     await svc.stop();
     assert.equal(fs.existsSync(socket), false);
-    assert.equal(await pingEngine(svc.api, 500), undefined);
+    assert.equal(await pingEngine(svc.docker, 500), undefined);
   });
 
   it('does not replace a named endpoint that does not answer', async () => {

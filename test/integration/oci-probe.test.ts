@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type Docker from 'dockerode';
-import type { EngineApi } from '../../src/collectors/engine-api.js';
 import { pingEngine } from '../../src/collectors/engine-endpoint.js';
+import type { EngineVersion } from '../../src/collectors/engine-facts.js';
 import { defaultRuntimeOf, factsFromVersion, identityOf, podmanDefaultRuntime, probeRuntime, readEngineFacts, runtimeIdentityBytes } from '../../src/collectors/runtime-probe.js';
 import { domainDigest, DOMAINS } from '../../src/core/crypto/digest.js';
 import { agentscm, json } from '../support/cli.js';
@@ -15,7 +15,6 @@ const MISSING = `sha256:${'0'.repeat(63)}1`;
 
 describe('agent-task runtime-probe', () => {
   let docker: Docker;
-  let api: EngineApi;
   let url: string;
   let image: string;
   let variant: string;
@@ -23,15 +22,14 @@ describe('agent-task runtime-probe', () => {
   before(async () => {
     const e = await ensureEngine();
     docker = e.docker;
-    api = e.api;
     url = e.endpoint.url;
     image = await ensureTestImage(docker);
     variant = await ensureTestImage(docker, 'probe-b');
   });
 
   it('gives the same digest for two probes of the same engine and image', async () => {
-    const a = await probeRuntime(api, image);
-    const b = await probeRuntime(api, image);
+    const a = await probeRuntime(docker, image);
+    const b = await probeRuntime(docker, image);
     assert.equal(a.digest, b.digest);
     assert.deepEqual(a.canonical, b.canonical);
     assert.equal(a.digest, domainDigest(DOMAINS.runtimeIdentity, runtimeIdentityBytes(a.identity)));
@@ -45,31 +43,31 @@ describe('agent-task runtime-probe', () => {
   it("observes the same engine facts as the engine's /version and /info say", async () => {
     // podman's facts come from its libpod info and /_ping (half the time of its /version); Docker's from
     // /version. Either way they must be what /version (with /info's DefaultRuntime) says.
-    const ping = await pingEngine(api);
+    const ping = await pingEngine(docker);
     assert.ok(ping);
-    const facts = await readEngineFacts(api);
-    const version = await api.version();
-    const info = await api.info();
+    const facts = await readEngineFacts(docker);
+    const version = (await docker.version()) as EngineVersion;
+    const info = await docker.info();
     assert.deepEqual(facts, factsFromVersion(version, defaultRuntimeOf(info)));
     assert.equal(facts.apiVersion, ping.apiVersion);
     if (ping.libpodApiVersion !== undefined) {
       assert.equal(facts.name, 'podman');
       assert.equal(podmanDefaultRuntime(version), defaultRuntimeOf(info));
     }
-    const probe = await probeRuntime(api, image);
+    const probe = await probeRuntime(docker, image);
     assert.deepEqual(probe, identityOf(facts, image));
   });
 
   it('gives a different digest for a different image', async () => {
     assert.notEqual(image, variant);
-    const a = await probeRuntime(api, image);
-    const b = await probeRuntime(api, variant);
+    const a = await probeRuntime(docker, image);
+    const b = await probeRuntime(docker, variant);
     assert.notEqual(a.digest, b.digest);
     assert.deepEqual({ ...a.identity, image_id: '' }, { ...b.identity, image_id: '' });
   });
 
   it('prints the identity and digest through the CLI, the same as the library computes', async () => {
-    const lib = await probeRuntime(api, image);
+    const lib = await probeRuntime(docker, image);
     const r = agentscm(['agent-task', 'runtime-probe', '--docker-host', url, '--image', image, '--json']);
     assert.equal(r.code, 0, r.stderr);
     const doc = json(r);

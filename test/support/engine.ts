@@ -6,13 +6,10 @@
 // and cached under a fixed tag, so repeated runs reuse them.
 
 import type Docker from 'dockerode';
-import type { EngineApi } from '../../src/collectors/engine-api.js';
 import { connectEngine, startPodmanService, type EngineEndpoint } from '../../src/collectors/engine.js';
 
 export interface TestEngine {
-  /** The collector's own client. */
-  readonly api: EngineApi;
-  /** dockerode: the tests' independent view of the engine (listing, events, image import). */
+  /** dockerode on the engine's endpoint: the collector's client, and the tests' view (listing, image import). */
   readonly docker: Docker;
   readonly endpoint: EngineEndpoint;
 }

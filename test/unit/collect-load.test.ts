@@ -1,8 +1,8 @@
-// What `agent-task collect` loads before it can start: its entry takes the engine reads, then runs one
-// CommonJS bundle of its body with V8's code cache (scripts/bundle-hook.ts). The bundle must carry zod
-// inside it, take the modules it shares with the CLI (errors.js: exit codes are mapped by error class)
-// from the entry instead of carrying copies, and never load ink, react or dockerode up front (ink only
-// for a terminal, dockerode not at all).
+// What `agent-task collect` loads before it can start: its entry starts the engine reads (dockerode),
+// then runs one CommonJS bundle of its body with V8's code cache (scripts/bundle-hook.ts). The bundle
+// must carry zod inside it, take the modules it shares with the CLI (errors.js: exit codes are mapped by
+// error class) from the entry instead of carrying copies, and never load ink, react or a copy of
+// dockerode up front (ink only for a terminal; the body uses the entry's engine client).
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ test('collect\'s entry runs the body bundle, and statically loads only light mod
   assert.equal(entry, path.join(DIR, 'collect.js'));
   assert.equal(COLLECT_BODY, path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-collect.body.cjs'));
   const graph = walkImports(entry, { dynamic: false });
-  assert.deepEqual([...graph.packages], [], 'the entry imports no package before the engine reads start');
+  assert.deepEqual([...graph.packages], ['dockerode'], 'the entry imports only the engine client before the engine reads start');
   assert.ok(graph.files.has(path.join(REPO_ROOT, 'dist', 'src', 'core', 'errors.js')));
 });
 

@@ -1,10 +1,12 @@
-// Pure parts of the container primitive: Docker's multiplexed stream, the output bound and the endpoint
-// URLs. The engine-facing behaviour is covered against real podman in test/integration/oci-*.test.ts.
+// Engine-free parts of the container primitive: Docker's multiplexed stream into the bounded captures,
+// the output bound and the endpoint URLs. The engine-facing behaviour is covered against real podman in
+// test/integration/oci-*.test.ts.
 
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { engineAddressFor, engineCandidates } from '../../src/collectors/engine.js';
-import { BoundedCapture, containerConfig, StreamDemuxer } from '../../src/collectors/oci-run.js';
+import { dockerFor, engineAddressFor, engineCandidates } from '../../src/collectors/engine.js';
+import { BoundedCapture, containerConfig, demultiplex } from '../../src/collectors/oci-run.js';
 import { isAgentscmError } from '../../src/core/errors.js';
 
 function frame(type: number, payload: string): Buffer {
@@ -16,17 +18,35 @@ function frame(type: number, payload: string): Buffer {
 }
 
 describe('oci stream handling', () => {
-  it('demultiplexes frames split at every possible byte boundary', () => {
-    const whole = Buffer.concat([frame(1, 'hello '), frame(2, 'warn\n'), frame(1, 'world\n'), frame(3, 'engine noise'), frame(2, '')]);
+  // The client is never connected: demultiplexing is dockerode's, on any stream. (Frames of type 0,
+  // stdin, never come: the container is created without stdin.)
+  const docker = dockerFor({ socketPath: '/nonexistent/agentscm.sock' });
+
+  it('demultiplexes frames split at every possible byte boundary', async () => {
+    const whole = Buffer.concat([frame(1, 'hello '), frame(2, 'warn\n'), frame(1, 'world\n'), frame(2, '')]);
     for (let cut = 0; cut <= whole.length; cut++) {
       const out = new BoundedCapture(1024);
       const err = new BoundedCapture(1024);
-      const d = new StreamDemuxer(out, err);
-      d.push(whole.subarray(0, cut));
-      d.push(whole.subarray(cut));
+      const stream = new PassThrough();
+      const done = demultiplex(docker, stream, out, err);
+      stream.write(whole.subarray(0, cut));
+      stream.end(whole.subarray(cut));
+      await done;
       assert.equal(out.result().bytes.toString(), 'hello world\n', `cut ${cut}`);
       assert.equal(err.result().bytes.toString(), 'warn\n', `cut ${cut}`);
     }
+  });
+
+  it('bounds each demultiplexed stream and counts what it did not keep', async () => {
+    const out = new BoundedCapture(10);
+    const err = new BoundedCapture(3);
+    const stream = new PassThrough();
+    const done = demultiplex(docker, stream, out, err);
+    for (let i = 0; i < 100; i++) stream.write(Buffer.concat([frame(1, 'x'.repeat(1000)), frame(2, 'e')]));
+    stream.end();
+    await done;
+    assert.deepEqual([out.result().bytes.toString(), out.result().totalBytes, out.result().truncated], ['x'.repeat(10), 100_000, true]);
+    assert.deepEqual([err.result().bytes.toString(), err.result().totalBytes, err.result().truncated], ['eee', 100, true]);
   });
 
   it('keeps at most the bound, counts the rest and hashes what it kept', () => {

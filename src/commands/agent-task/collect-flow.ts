@@ -1,4 +1,4 @@
-// The body of `agentscm agent-task collect` (collect.ts takes the engine reads, then loads this): one
+// The body of `agentscm agent-task collect` (collect.ts starts the engine reads, then loads this): one
 // exact local collection of a claimed collector attempt (src/collectors/collect.ts has the state machine).
 // The build bundles this module with what it imports, zod included, into one CommonJS file with V8's
 // code cache, which is what collect.ts runs (scripts/bundle-hook.ts says what stays outside).
@@ -12,7 +12,7 @@ import { verificationKeyId } from '../../core/crypto/ed25519.js';
 import { nodeCrypto } from '../../core/crypto/lazy.js';
 import { loadKey } from '../../core/crypto/keystore.js';
 import { AgentscmError, conflict, localState } from '../../core/errors.js';
-import type { EngineApi } from '../../collectors/engine-api.js';
+import type Docker from 'dockerode';
 import { discardStaged, placeSnapshot } from '../../collectors/snapshot-stage.js';
 import type { Stager } from '../../collectors/stager.js';
 // Not bundled either: its terminal view is a dynamic import, which only an ES module can make here.
@@ -26,15 +26,12 @@ import { CollectorSession, localSubject, malformed, optId, pickTask } from './co
 
 /** The engine connection and its identity reads, started by the command's entry before anything else. */
 export interface EngineReads {
-  readonly api: EngineApi;
+  readonly docker: Docker;
   /** The runtime identity digest observed now for the image (the engine's facts are read only once). */
   observed(imageId: string): Promise<string>;
 }
 
-/**
- * `engine` gives the engine connection and its identity reads, already under way; they keep the process
- * alive only once it is first called.
- */
+/** `engine` gives the engine connection and its identity reads, already under way. */
 export async function collect(ctx: CommandContext, inv: Invocation, engine: () => Promise<EngineReads>, stager: Stager): Promise<CommandResult> {
   // Collect hashes in bulk (the snapshot manifest, the transfer) and loads node:crypto anyway: every
   // digest uses it from the first on, instead of cold plain-JavaScript SHA-256 (core/crypto/lazy.ts).
@@ -159,7 +156,7 @@ async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () =>
 
       const staged = await staging;
       progress.done('materialize', 'staged');
-      const { api } = await engine();
+      const { docker } = await engine();
       // Checked once the container exists and before it starts, so the probe overlaps materialization
       // and creation; a different runtime never starts the command (and there is no fallback).
       const checkRuntime = async () => {
@@ -169,7 +166,7 @@ async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () =>
       };
       let recheck: Promise<Record<string, JsonValue>> | undefined;
       const run = await c.runOrRecover({
-        api,
+        docker,
         paths,
         reservation,
         profile,

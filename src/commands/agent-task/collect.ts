@@ -1,9 +1,8 @@
 // agentscm agent-task collect CHANGE --task-id ID --attempt-id ID --key-dir DIR [...]: one exact local
-// collection of a claimed collector attempt. This entry takes the engine's identity reads (ping and
-// the engine's facts, asked by the launcher as the process started: collect-early.ts; the image once the
-// descriptor names it) before loading anything else: podman takes about 0.2 s to answer them, and that
-// wait is the floor of collect's own time. Reading the engine is not an external effect (it changes
-// nothing and runs nothing; docs/COLLECTOR.md).
+// collection of a claimed collector attempt. This entry starts the engine's identity reads (ping and
+// the engine's facts; the image once the descriptor names it) before loading anything else, so that
+// they run while the Hub answers: podman takes about 0.2 s to answer them. Reading the engine is not
+// an external effect (it changes nothing and runs nothing; docs/COLLECTOR.md).
 // The body is collect-flow.ts, run from its one-file CommonJS bundle with V8's code cache.
 
 import { existsSync } from 'node:fs';
@@ -11,12 +10,11 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheFileOf, compileBody, compileBodyCached, loadBody } from '../../cli/code-cache.js';
-import { engineReads } from '../../collectors/collect-early.js';
-import { EngineApi } from '../../collectors/engine-api.js';
-import { engineAddressFor, engineCandidates } from '../../collectors/engine-endpoint.js';
+import type Docker from 'dockerode';
+import { abandonRequests, connectEngine, engineAddressFor, engineCandidates } from '../../collectors/engine.js';
 import * as progress from '../../collectors/progress.js';
 import { startStager } from '../../collectors/stager.js';
-import { probeRuntime, readEngineFacts, type EngineFacts } from '../../collectors/runtime-probe.js';
+import { probeRuntime, readEngineFacts } from '../../collectors/runtime-probe.js';
 import * as errors from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idOpt, optionalStringOpt, stringOpt } from '../options.js';
@@ -52,32 +50,26 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   collectorDirs(inv);
   idOpt(inv, 'attempt-id');
   const dockerHost = optionalStringOpt(inv, 'docker-host');
-  const first = engineCandidates(dockerHost, ctx.env)[0];
-  // /_ping and the engine facts of the first candidate (asked by the launcher, if it could).
-  const reads = first ? engineReads(first.url) : undefined;
-  const reading: Promise<EngineReads> = (async () => {
-    let api: EngineApi;
-    let facts: Promise<EngineFacts>;
-    if (reads && (await reads.answering)) {
-      api = new EngineApi(engineAddressFor(reads.url));
-      facts = reads.facts;
-    } else {
-      // The first candidate does not answer: the ordinary search decides (and names the failure).
-      const { connectEngine } = await import('../../collectors/engine.js');
-      ({ api } = await connectEngine({ dockerHost, env: ctx.env }));
-      facts = readEngineFacts(api);
-    }
+  // A malformed --docker-host or DOCKER_HOST is bad input before anything else.
+  for (const c of engineCandidates(dockerHost, ctx.env)) engineAddressFor(c.url);
+  // Given up when the command ends first (a missing data dir, a Hub refusal), so that it exits at once.
+  const giveUp = new AbortController();
+  let connected: Docker | undefined;
+  const reading: Promise<EngineReads> = connectEngine({ dockerHost, env: ctx.env, signal: giveUp.signal }).then(({ docker, ping }) => {
+    connected = docker;
+    const facts = readEngineFacts(docker, ping);
     facts.catch(() => undefined);
-    return { api, observed: async (imageId: string) => (await probeRuntime(api, imageId, facts)).digest };
-  })();
+    return { docker, observed: async (imageId: string) => (await probeRuntime(docker, imageId, facts)).digest };
+  });
   reading.catch(() => undefined);
-  const engine = (): Promise<EngineReads> => {
-    reads?.foreground();
-    return reading;
-  };
   // The snapshot staging worker boots while the body loads; the body hands it the revision.
   const stager = startStager();
-  // After a bare `tsc` there is no bundle: the same code as ES modules.
-  const flow = existsSync(COLLECT_BODY) ? loadCollectBody(cacheFileOf(COLLECT_BODY)).flow : await import('./collect-flow.js');
-  return flow.collect(ctx, inv, engine, stager);
+  try {
+    // After a bare `tsc` there is no bundle: the same code as ES modules.
+    const flow = existsSync(COLLECT_BODY) ? loadCollectBody(cacheFileOf(COLLECT_BODY)).flow : await import('./collect-flow.js');
+    return await flow.collect(ctx, inv, () => reading, stager);
+  } finally {
+    giveUp.abort();
+    if (connected) abandonRequests(connected);
+  }
 }

@@ -1,5 +1,5 @@
 import { connectEngine } from '../../collectors/engine.js';
-import { assertPinnedImageId, probeRuntime } from '../../collectors/runtime-probe.js';
+import { assertPinnedImageId, probeRuntime, readEngineFacts } from '../../collectors/runtime-probe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { optionalStringOpt, stringOpt } from '../options.js';
 
@@ -7,8 +7,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const image = stringOpt(inv, 'image');
   // A tag or short ID is refused as bad input whether or not an engine answers.
   assertPinnedImageId(image);
-  const { api, endpoint } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
-  const probe = await probeRuntime(api, image);
+  const { docker, endpoint, ping } = await connectEngine({ dockerHost: optionalStringOpt(inv, 'docker-host'), env: ctx.env });
+  const probe = await probeRuntime(docker, image, readEngineFacts(docker, ping));
   return {
     data: {
       docker_host: endpoint.url,
