@@ -27,7 +27,7 @@ test('the entry module (command table, parser, runner) statically reaches no com
   assert.ok(graph.files.has(path.join(REPO_ROOT, 'dist', 'src', 'cli', 'run.js')), 'the walker followed the static imports');
   assert.deepEqual(forbiddenIn(graph), []);
   assert.deepEqual([...graph.files].filter((f) => f.startsWith(COMMANDS_DIR)), [], 'command modules are only imported lazily');
-  assert.deepEqual([...graph.packages], [], 'the entry path imports no package at all');
+  assert.deepEqual([...graph.packages], ['commander'], 'the entry path imports no package but the argv parser');
 });
 
 test('the launchers\' --version fast path loads one module that imports nothing', () => {
@@ -56,7 +56,7 @@ test('self-test: the walker finds forbidden packages through relative and dynami
   assert.ok(all.packages.has('zod'));
 });
 
-test('the Stop hook bundle is CommonJS and requires only node:buffer and node:path (both loaded by Node before any script), with node:fs through direct.ts (no package, no native binding)', () => {
+test('the Stop hook bundle is CommonJS and requires only node:buffer and node:path (both loaded by Node before any script) and the builtins of commander (bundled in), with node:fs through direct.ts (no package, no native binding)', () => {
   // Every module a hook process loads costs start-up time on every stop: better-sqlite3 (a native
   // binding) is replaced by the pure reader, node:http by a one-request client on libuv's TCP handle;
   // node:net comes only for a host-name endpoint, node:crypto (crypto/lazy.ts) only for a larger
@@ -68,7 +68,8 @@ test('the Stop hook bundle is CommonJS and requires only node:buffer and node:pa
     assert.doesNotMatch(text, /__toESM\(require\("node:/, `${file}: builtins are used directly, not copied into namespaces`);
     return [...new Set([...text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]))].sort();
   };
-  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['node:buffer', 'node:path']);
+  // node:child_process, node:events and node:process are commander's (src/cli/argv.ts parses argv).
+  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['node:buffer', 'node:child_process', 'node:events', 'node:path', 'node:process']);
   for (const body of ['agentscm-stop-hook.body.cjs', 'tree-ring-hook.body.cjs', 'tree-ring-recall.body.cjs']) {
     const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', body), 'utf8');
     assert.equal(text.match(/process\.getBuiltinModule\("node:fs"\)/g)?.length, 1, `${body}: node:fs is reached once, by direct.ts`);
