@@ -41,7 +41,10 @@ function suggestion(message: string): string {
   return m ? `(did you mean ${m[1]}?)` : '(see --help)';
 }
 
-/** The commander node of one group or verb: parse only, never print, never exit. */
+/**
+ * The commander node of one group or verb: parse only, never print, never exit. Its options come later
+ * (configure*), and only for the nodes argv reaches: a node's options cost more to create than one parse.
+ */
 function node(word: string, path: readonly string[], knownFlags: () => ReadonlyMap<string, OptionSpec | undefined>): Command {
   const cmd = new Command(word)
     .helpOption(false)
@@ -51,8 +54,6 @@ function node(word: string, path: readonly string[], knownFlags: () => ReadonlyM
   cmd.exitOverride((e: CommanderError) => {
     throw translate(e, cmd, path, knownFlags());
   });
-  cmd.addOption(new Option('-h, --help', 'show help for this command'));
-  cmd.addOption(new Option('--json', 'print one JSON document on stdout'));
   return cmd;
 }
 
@@ -90,8 +91,15 @@ function translate(e: CommanderError, cmd: Command, path: readonly string[], kno
   }
 }
 
-/** A verb's options as commander options: values, repeatable values, switches, required ones. */
+/** The options every node takes. */
+function addUniversalOptions(cmd: Command): void {
+  cmd.addOption(new Option('-h, --help', 'show help for this command'));
+  cmd.addOption(new Option('--json', 'print one JSON document on stdout'));
+}
+
+/** A verb's options as commander options (values, repeatable values, switches) and its arguments. */
 function addVerbOptions(cmd: Command, spec: CommandSpec, path: readonly string[]): void {
+  addUniversalOptions(cmd);
   for (const o of spec.options ?? []) {
     const opt = new Option(o.value === undefined ? `--${o.flag}` : `--${o.flag} <${o.value}>`, o.help);
     const leading = (LEADING_WITH_VALUE as readonly string[]).includes(o.flag);
@@ -134,9 +142,13 @@ export function parseArgv(argv: readonly string[], commands: readonly CommandSpe
     ['version', undefined],
   ]);
 
+  const verbs = new Map<Command, CommandSpec>();
+  const groupPaths = new Map<Command, readonly string[]>();
+
   /** A group or the program: --version, --help (for the words that follow), the leading options. */
-  const groupNode = (word: string, path: readonly string[]): Command => {
-    const cmd = node(word, path, () => groupFlags).enablePositionalOptions();
+  const configureGroup = (cmd: Command, path: readonly string[]): void => {
+    cmd.enablePositionalOptions();
+    addUniversalOptions(cmd);
     cmd.on('option:json', () => {
       state.json = true;
     });
@@ -157,26 +169,42 @@ export function parseArgv(argv: readonly string[], commands: readonly CommandSpe
       });
     }
     cmd.hook('preSubcommand', (_parent, sub) => {
-      const spec = verbs.get(sub);
-      if (!spec) return;
+      const subGroup = groupPaths.get(sub);
+      if (subGroup) return configureGroup(sub, subGroup);
+      const spec = verbs.get(sub)!;
       // The words name a verb: --help before it wins, then the leading options go to it.
       if (state.help) throw new Answer({ kind: 'help', path: spec.path });
+      configureVerb(sub, spec);
       for (const [flag, value] of state.leading) {
         if (!(spec.options ?? []).some((o) => o.flag === flag)) throw usageError(`--${flag} does not apply to ${quoted(spec.path)}`);
         sub.setOptionValueWithSource(new Option(`--${flag}`).attributeName(), value, 'cli');
       }
     });
-    return cmd;
   };
 
-  const verbs = new Map<Command, CommandSpec>();
-  const program = groupNode('', []);
+  const configureVerb = (cmd: Command, spec: CommandSpec): void => {
+    cmd.on('option:json', () => {
+      state.json = true;
+    });
+    // After the verb, --help answers at once: what follows it is not checked.
+    cmd.on('option:help', () => {
+      throw new Answer({ kind: 'help', path: spec.path });
+    });
+    addVerbOptions(cmd, spec, spec.path);
+    cmd.action(() => {
+      state.result = { kind: 'command', spec, inv: invocation(cmd, spec, state) };
+    });
+  };
+
+  const program = node('', [], () => groupFlags);
+  configureGroup(program, []);
   const nodes = new Map<string, Command>([['', program]]);
   const groupAt = (path: readonly string[]): Command => {
     const key = path.join(' ');
     let cmd = nodes.get(key);
     if (!cmd) {
-      cmd = groupNode(path[path.length - 1]!, path);
+      cmd = node(path[path.length - 1]!, path, () => groupFlags);
+      groupPaths.set(cmd, path);
       groupAt(path.slice(0, -1)).addCommand(cmd);
       nodes.set(key, cmd);
     }
@@ -185,22 +213,10 @@ export function parseArgv(argv: readonly string[], commands: readonly CommandSpe
   for (const g of groups) groupAt(g.path);
   for (const spec of commands) {
     const path = spec.path;
-    const flags = new Map<string, OptionSpec | undefined>([['json', undefined], ['help', undefined], ...(spec.options ?? []).map((o) => [o.flag, o] as const)]);
-    const cmd = node(path[path.length - 1]!, path, () => flags);
-    cmd.on('option:json', () => {
-      state.json = true;
-    });
-    // After the verb, --help answers at once: what follows it is not checked.
-    cmd.on('option:help', () => {
-      throw new Answer({ kind: 'help', path });
-    });
-    addVerbOptions(cmd, spec, path);
-    cmd.action(() => {
-      state.result = { kind: 'command', spec, inv: invocation(cmd, spec, state) };
-    });
+    const flags = () => new Map<string, OptionSpec | undefined>([['json', undefined], ['help', undefined], ...(spec.options ?? []).map((o) => [o.flag, o] as const)]);
+    const cmd = node(path[path.length - 1]!, path, flags);
     verbs.set(cmd, spec);
     groupAt(path.slice(0, -1)).addCommand(cmd);
-    nodes.set(path.join(' '), cmd);
   }
 
   try {
