@@ -74,6 +74,8 @@ test('the Stop hook bundle is CommonJS and requires only node:buffer and node:pa
     const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', body), 'utf8');
     assert.equal(text.match(/process\.getBuiltinModule\("node:fs"\)/g)?.length, 1, `${body}: node:fs is reached once, by direct.ts`);
     assert.doesNotMatch(text, /require\("node:fs"\)/, `${body}: no module of the body takes node:fs itself`);
+    // commander's node:child_process loads only when it spawns (scripts/bundle-builtins.ts), never in a hook.
+    assert.doesNotMatch(text, /var childProcess = \(process\.getBuiltinModule/, `${body}: commander's child_process is lazy`);
   }
   assert.deepEqual(requires('agentscm-stop-hook.cjs'), ['node:buffer', 'node:fs', 'node:path', 'node:vm']);
 });
