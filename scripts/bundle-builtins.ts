@@ -18,7 +18,20 @@ export function useBuiltinsDirectly(file: string): void {
     .replace(/\brequire\("(node:[a-z_/]+)"\)/g, '(process.getBuiltinModule?.("$1") ?? require("$1"))');
   const defaultUse = /\bimport_node_[a-z_]+\d*\.default\b/.exec(text);
   if (defaultUse) throw new Error(`${file}: a default import of a Node builtin (${defaultUse[0]}); use import * as`);
-  fs.writeFileSync(file, text);
+  fs.writeFileSync(file, lazyCommanderChildProcess(file, text));
+}
+
+/**
+ * commander (the argv parser, bundled in) takes node:child_process when it loads, for the executable
+ * subcommands this project never has; a cold process pays about as much for loading that builtin as for
+ * all of commander's own code. Its one use (`childProcess.spawn`) then loads it. The build fails when
+ * a bundle carries commander and the line is not there, so that a new commander cannot undo this unseen.
+ */
+function lazyCommanderChildProcess(file: string, text: string): string {
+  if (!text.includes('commander.unknownCommand')) return text;
+  const eager = 'var childProcess = (process.getBuiltinModule?.("node:child_process") ?? require("node:child_process"));';
+  if (!text.includes(eager)) throw new Error(`${file}: commander's require of node:child_process is not where the build expects it`);
+  return text.replace(eager, 'var childProcess = { spawn: (...args) => (process.getBuiltinModule?.("node:child_process") ?? require("node:child_process")).spawn(...args) };');
 }
 
 /**

@@ -59,6 +59,8 @@ function parsedTables(): [string, ReturnType<typeof parseCreateTable>][] {
 
 buildSync({
   ...common,
+  // commander (the argv parser, src/cli/argv.ts) goes into the body, and so into its code cache.
+  packages: 'bundle',
   entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
   outfile: path.join(hookDir, BODY_NAME),
   define: { AGENTSCM_PARSED_TABLES: JSON.stringify(parsedTables()) },

@@ -4,7 +4,7 @@
 import { outputJson } from '../core/canonical/json.js';
 import { toAgentscmError, EXIT_CODES, usageError, type AgentscmError } from '../core/errors.js';
 import { renderHelp, type ExitStatusRows } from './help.js';
-import { parseArgv } from './parse.js';
+import { parseArgv } from './argv.js';
 import type { CommandContext, CommandResult, CommandSpec, ErrorPolicy, GroupSpec } from './types.js';
 
 export interface Program {

@@ -27,7 +27,7 @@ test('the entry module (command table, parser, runner) statically reaches no com
   assert.ok(graph.files.has(path.join(REPO_ROOT, 'dist', 'src', 'cli', 'run.js')), 'the walker followed the static imports');
   assert.deepEqual(forbiddenIn(graph), []);
   assert.deepEqual([...graph.files].filter((f) => f.startsWith(COMMANDS_DIR)), [], 'command modules are only imported lazily');
-  assert.deepEqual([...graph.packages], [], 'the entry path imports no package at all');
+  assert.deepEqual([...graph.packages], ['commander'], 'the entry path imports no package but the argv parser');
 });
 
 test('the launchers\' --version fast path loads one module that imports nothing', () => {
@@ -56,7 +56,7 @@ test('self-test: the walker finds forbidden packages through relative and dynami
   assert.ok(all.packages.has('zod'));
 });
 
-test('the Stop hook bundle is CommonJS and requires only node:buffer and node:path (both loaded by Node before any script) and node:http for its one Hub request, with node:fs through direct.ts (no package, no native binding)', () => {
+test('the Stop hook bundle is CommonJS and requires only node:buffer and node:path (both loaded by Node before any script), node:http for its one Hub request and the builtins of commander (bundled in), with node:fs through direct.ts (no package, no native binding)', () => {
   // Every module a hook process loads costs start-up time on every stop: better-sqlite3 (a native
   // binding) is replaced by the pure reader; the Hub request goes through node:http (node:https is
   // taken with process.getBuiltinModule only for an https endpoint); node:crypto (crypto/lazy.ts) only for a larger
@@ -68,11 +68,14 @@ test('the Stop hook bundle is CommonJS and requires only node:buffer and node:pa
     assert.doesNotMatch(text, /__toESM\(require\("node:/, `${file}: builtins are used directly, not copied into namespaces`);
     return [...new Set([...text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]))].sort();
   };
-  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['node:buffer', 'node:http', 'node:path']);
+  // node:child_process, node:events and node:process are commander's (src/cli/argv.ts parses argv).
+  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['node:buffer', 'node:child_process', 'node:events', 'node:http', 'node:path', 'node:process']);
   for (const body of ['agentscm-stop-hook.body.cjs', 'tree-ring-hook.body.cjs', 'tree-ring-recall.body.cjs']) {
     const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', body), 'utf8');
     assert.equal(text.match(/process\.getBuiltinModule\("node:fs"\)/g)?.length, 1, `${body}: node:fs is reached once, by direct.ts`);
     assert.doesNotMatch(text, /require\("node:fs"\)/, `${body}: no module of the body takes node:fs itself`);
+    // commander's node:child_process loads only when it spawns (scripts/bundle-builtins.ts), never in a hook.
+    assert.doesNotMatch(text, /var childProcess = \(process\.getBuiltinModule/, `${body}: commander's child_process is lazy`);
   }
   assert.deepEqual(requires('agentscm-stop-hook.cjs'), ['node:buffer', 'node:fs', 'node:path', 'node:vm']);
 });
