@@ -1,13 +1,9 @@
-// Hand-written stand-ins for the short regular expressions on the hooks' paths. A fresh process pays
-// for every RegExp it runs, twice: V8 compiles it to bytecode on its first use (about 30 µs here) and
-// to machine code on its second (about 45 µs more). The Stop hook ran 10 of them, the SessionStart hook
-// 24. A loop over a few dozen characters costs less in a cold process; over thousands (a hundred
-// receipt names, every summary of a brief) the interpreter is slower than the RegExp's machine code,
-// so those places keep their RegExps.
-//
-// A stand-in answers test() exactly as its RegExp would and names that RegExp's source (source): the
-// RegExp literals stay where schemas use them, and test/unit/ascii-pattern.test.ts checks every
-// stand-in against its RegExp on generated strings.
+// Stand-ins for short regular expressions, kept only for the modules that still import them: the Hub's
+// HTTP/1.1 server (src/hub/http.ts), the Stop hooks' one-request client (src/core/hub-client/http1.ts) and
+// the workspace scan (src/core/native/snapshot.ts). Everything else uses RegExps and string methods
+// (docs/DEVELOPING.md, "Rules"); this module and test/unit/ascii-pattern.test.ts go with the last of those
+// imports. A stand-in answers test() exactly as its RegExp would and names that RegExp's source (source);
+// test/unit/ascii-pattern.test.ts checks each against its RegExp on generated strings.
 
 /**
  * An ASCII character class as 128 flags, from the body of a RegExp class: single characters and ranges
@@ -73,9 +69,6 @@ export class AsciiRun {
   }
 }
 
-/** `^[0-9a-f]{64}$`: a lowercase hex SHA-256 digest. */
-export const HEX64_LOWER = new AsciiRun('0-9a-f', 64, 64);
-
 /** What `/[\u0000-\u001f\u007f]/.test(s)` answers: s holds a C0 control character or DEL. */
 export function hasAsciiControl(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
@@ -83,35 +76,6 @@ export function hasAsciiControl(s: string): boolean {
     if (c < 0x20 || c === 0x7f) return true;
   }
   return false;
-}
-
-/** What `/[^\x00-\x7f]/.test(s)` answers: s holds a character beyond ASCII. */
-export function hasNonAscii(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 128) return true;
-  return false;
-}
-
-/**
- * ASCII letters lowercased, every other character kept (as Rust's to_ascii_lowercase): what a
- * case-insensitive (non-Unicode) regular expression of ASCII letters sees, since such a pattern folds no
- * other character onto an ASCII letter. Testing a lowercase pattern against this text is the /i test;
- * compiling /i patterns costs a cold process about a millisecond for their case tables.
- */
-export function asciiLowercase(s: string): string {
-  return hasNonAscii(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s.toLowerCase();
-}
-
-/** s without the characters outside the ASCII class: `s.replace(/[^X]/g, '')`. */
-export function keepOnly(s: string, set: Uint8Array): string {
-  let out = '';
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 128 && set[c] === 1) continue;
-    out += s.slice(start, i);
-    start = i + 1;
-  }
-  return start === 0 ? s : out + s.slice(start);
 }
 
 /** An HTTP field name or method (RFC 9110 token): /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/. */

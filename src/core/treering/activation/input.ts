@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { parseStrictJson, type JsonValue } from '../../canonical/json.js';
 import { badInput } from '../../errors.js';
-import { asciiLowercase } from '../../ascii-pattern.js';
+import { asciiLowercase } from '../text.js';
 
 export const STDIN_MAX_BYTES = 1 << 20;
 
