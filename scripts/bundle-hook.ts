@@ -10,7 +10,6 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import './bundle-tree-ring.js';
 import './bundle-stop-hook.js';
-import { useBuiltinsDirectly, wrapBody } from './bundle-builtins.js';
 import { cacheFileOf } from '../src/cli/code-cache.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,7 +26,6 @@ await cjsCopy('dist/src/version.js', 'dist/hook/version.cjs');
 // start-up snapshot, and an ES module entry would also make it load the ES module loader, tens of
 // milliseconds of CPU that collect's first half second shares with the engine answering its facts.
 await cjsCopy('dist/src/collectors/stage-worker.js', 'dist/hook/stage-worker.cjs');
-useBuiltinsDirectly(path.join(root, 'dist/hook/stage-worker.cjs'));
 
 // agent-task collect pays for every module it loads on every run: its body (collect-flow.js) and
 // everything it imports, zod included, become one CommonJS file, dist/hook/agentscm-collect.body.cjs,
@@ -50,9 +48,8 @@ await build({
   platform: 'node',
   target: 'node20',
   external: ['better-sqlite3', 'dockerode', 'ink', 'react'],
-  // Whitespace and comments out (about a quarter of a megabyte, and the last non-ASCII text): every
-  // collect reads the whole body into a string, which its loader takes as Latin-1 when it is ASCII
-  // (src/cli/code-cache.ts). Names stay, for stack traces.
+  // Whitespace and comments out (about a quarter of a megabyte): every collect reads and compiles the
+  // whole body. Names stay, for stack traces.
   minifyWhitespace: true,
   logLevel: 'warning',
   plugins: [
@@ -67,8 +64,6 @@ await build({
     },
   ],
 });
-useBuiltinsDirectly(collectBody);
-wrapBody(collectBody);
 if (/\bimport\(/.test(fs.readFileSync(collectBody, 'utf8').replace(/\/\/.*$/gm, ''))) throw new Error(`${collectBody}: a dynamic import() cannot run in a vm.Script body`);
 const collectCache = cacheFileOf(collectBody);
 fs.rmSync(collectCache, { force: true });
@@ -113,4 +108,4 @@ const entryResult = await build({
 // commander (the argv parser, src/cli/argv.ts) is the one package bundled in.
 const entryForeign = Object.keys(entryResult.metafile.inputs).filter((f) => f.includes('node_modules/') && !f.includes('node_modules/commander/'));
 if (entryForeign.length > 0) throw new Error(`${entryOut} would bundle packages other than commander: ${entryForeign.join(', ')}`);
-useBuiltinsDirectly(entryOut);
+

@@ -2,7 +2,8 @@
 //
 //   dist/hook/agentscm-stop-hook.cjs              the entry: a small loader (hook-loader-main.ts)
 //   dist/hook/agentscm-stop-hook.body.cjs         hook-main.js and everything it imports, one file
-//   dist/hook/agentscm-stop-hook.body.cjs.cache   V8's code cache of the body after one real run
+//   dist/hook/agentscm-stop-hook.body.cjs.cache   V8's code cache of the body after one real run (Node 20;
+//                                                 later Nodes keep their own, src/cli/code-cache.ts)
 //
 // CommonJS: an ES module entry would start Node's ES module loader, which alone costs the hook more time
 // than its whole check. The code cache comes from running the hook once against a throwaway data dir
@@ -14,7 +15,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { directFsOptions, useBuiltinsDirectly, wrapBody } from './bundle-builtins.js';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
 import { exampleCheckpointedWorkspace } from './example-authority.js';
 import Database from 'better-sqlite3';
@@ -57,18 +57,21 @@ function parsedTables(): [string, ReturnType<typeof parseCreateTable>][] {
   }
 }
 
-buildSync({
+// The body carries zod/mini (the qualification answer's schema, tree-shaken to what it uses) and commander
+// (the argv parser, src/cli/argv.ts); any other package fails the build, as would one the body leaves to be required at run time.
+const bodyBuild = buildSync({
   ...common,
-  // commander (the argv parser, src/cli/argv.ts) goes into the body, and so into its code cache.
   packages: 'bundle',
   entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
   outfile: path.join(hookDir, BODY_NAME),
   define: { AGENTSCM_PARSED_TABLES: JSON.stringify(parsedTables()) },
-  ...directFsOptions(root),
+  metafile: true,
 });
+const foreign = Object.keys(bodyBuild.metafile.inputs).filter((f) => f.includes('node_modules/') && !f.includes('node_modules/zod/') && !f.includes('node_modules/commander/'));
+if (foreign.length > 0) throw new Error(`${BODY_NAME} would bundle packages other than zod/mini and commander: ${foreign.join(', ')}`);
+const fullZod = Object.keys(bodyBuild.metafile.inputs).filter((f) => f.includes('node_modules/zod/') && f.includes('/classic/'));
+if (fullZod.length > 0) throw new Error(`${BODY_NAME} would bundle the full zod: ${fullZod.join(', ')}`);
 buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-loader-main.js')], outfile: path.join(hookDir, 'agentscm-stop-hook.cjs') });
-for (const name of [BODY_NAME, 'agentscm-stop-hook.cjs']) useBuiltinsDirectly(path.join(hookDir, name));
-wrapBody(path.join(hookDir, BODY_NAME));
 const cacheFile = path.join(hookDir, CACHE_NAME);
 fs.rmSync(cacheFile, { force: true });
 

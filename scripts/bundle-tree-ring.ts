@@ -18,7 +18,6 @@ import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cacheFileOf } from '../src/cli/code-cache.js';
-import { directFsOptions, useBuiltinsDirectly, wrapBody } from './bundle-builtins.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sqliteDir = path.join(root, 'dist/src/core/sqlite');
@@ -36,10 +35,8 @@ const bundledSqlite: Plugin = {
   },
 };
 
-async function bundle(entry: string, outfile: string, directFs: boolean): Promise<void> {
+async function bundle(entry: string, outfile: string): Promise<void> {
   const result = await build({
-    // The bodies only: a loader runs without a code cache, so direct.ts would be compiled there first.
-    ...(directFs ? directFsOptions(root) : {}),
     entryPoints: [path.join(root, entry)],
     outfile: path.join(root, outfile),
     bundle: true,
@@ -56,15 +53,13 @@ async function bundle(entry: string, outfile: string, directFs: boolean): Promis
   });
   const foreign = Object.keys(result.metafile.inputs).filter((f) => f.includes('node_modules/') && !f.includes('node_modules/better-sqlite3/lib/') && !f.includes('node_modules/commander/'));
   if (foreign.length > 0) throw new Error(`${outfile} would bundle packages other than better-sqlite3 and commander: ${foreign.join(', ')}`);
-  useBuiltinsDirectly(path.join(root, outfile));
-  if (directFs) wrapBody(path.join(root, outfile));
 }
 
 // The asynchronous API: plugins cannot run in esbuild's synchronous one.
-await bundle('dist/src/commands/tree-ring/hook-main.js', 'dist/hook/tree-ring-hook.body.cjs', true);
-await bundle('dist/src/commands/tree-ring/hook-loader-main.js', 'dist/hook/tree-ring-hook.cjs', false);
-await bundle('dist/src/commands/tree-ring/recall-main.js', 'dist/hook/tree-ring-recall.body.cjs', true);
-await bundle('dist/src/commands/tree-ring/recall-loader-main.js', 'dist/hook/tree-ring-recall.cjs', false);
+await bundle('dist/src/commands/tree-ring/hook-main.js', 'dist/hook/tree-ring-hook.body.cjs');
+await bundle('dist/src/commands/tree-ring/hook-loader-main.js', 'dist/hook/tree-ring-hook.cjs');
+await bundle('dist/src/commands/tree-ring/recall-main.js', 'dist/hook/tree-ring-recall.body.cjs');
+await bundle('dist/src/commands/tree-ring/recall-loader-main.js', 'dist/hook/tree-ring-recall.cjs');
 warmCaches();
 // Launchers written by an earlier `tree-ring init` name the former ES module bundle: keep that path
 // working and hand over to the CommonJS bundle.
@@ -74,7 +69,7 @@ fs.writeFileSync(
 );
 
 /**
- * V8's code cache of each body after one real run in a throwaway project (src/cli/code-cache.ts): a
+ * V8's code cache of each body after one real run in a throwaway project, for Node 20 (src/cli/code-cache.ts): a
  * recall, and the SessionStart hook as a host runs it. It spares every later run most of its compiling.
  * When this fails the build goes on without it (the command is then only slower).
  */

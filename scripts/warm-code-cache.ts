@@ -1,13 +1,14 @@
-// Build helper: runs a one-file body once, as its loader does (src/cli/code-cache.ts), and writes V8's
-// code cache of everything that run compiled. Arguments: BODY_FILE CACHE_FILE, then the body's argv.
+// Build helper: runs a one-file body once, as its loader does on Node 20 (src/cli/code-cache.ts), and
+// writes V8's code cache of everything that run compiled. Arguments: BODY_FILE CACHE_FILE, then the
+// body's argv.
 
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { compileBody, runBody } from '../src/cli/code-cache.js';
+import { compileBody, loadBody } from '../src/cli/code-cache.js';
 
 const [body, cacheFile, ...args] = process.argv.slice(2);
 process.argv = [process.argv[0]!, body!, ...args];
 const script = compileBody(body!, undefined);
 process.on('exit', () => fs.writeFileSync(cacheFile!, script.createCachedData()));
-runBody(script, body!, path.dirname(body!), createRequire(body!));
+loadBody(script, body!, path.dirname(body!), createRequire(body!));

@@ -2,7 +2,7 @@
 // these turn the raw values into typed ones with USAGE errors for malformed values. Commands with
 // richer option sets validate with one zod schema instead.
 
-import { ID, isRepository } from '../core/contract/paths.js';
+import { ID_RE, isRepository } from '../core/contract/paths.js';
 import { usageError } from '../core/errors.js';
 import type { Invocation } from '../cli/types.js';
 import { readCaFile } from '../core/hub-client/answer.js';
@@ -44,14 +44,14 @@ export function intOpt(inv: Invocation, flag: string, min = 1, max = Number.MAX_
 /** A contract identifier option ([A-Za-z0-9._:-]{1,128}). */
 export function idOpt(inv: Invocation, flag: string): string {
   const v = stringOpt(inv, flag);
-  if (!ID.test(v)) throw usageError(`--${flag} must match [A-Za-z0-9._:-]{1,128}`);
+  if (!ID_RE.test(v)) throw usageError(`--${flag} must match [A-Za-z0-9._:-]{1,128}`);
   return v;
 }
 
 /** An identifier positional argument. */
 export function idArg(inv: Invocation, index: number, name: string): string {
   const v = inv.args[index];
-  if (v === undefined || !ID.test(v)) throw usageError(`${name} must match [A-Za-z0-9._:-]{1,128}`);
+  if (v === undefined || !ID_RE.test(v)) throw usageError(`${name} must match [A-Za-z0-9._:-]{1,128}`);
   return v;
 }
 

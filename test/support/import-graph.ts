@@ -7,7 +7,10 @@ import * as path from 'node:path';
 export interface ImportGraph {
   /** Absolute paths of every project module reached, the entry included. */
   readonly files: ReadonlySet<string>;
-  /** Package names imported by those modules (`@scope/name` or `name`; `node:` built-ins excluded). */
+  /**
+   * Package names imported by those modules (`@scope/name` or `name`, or one of SEPARATE_ENTRY_POINTS;
+   * `node:` built-ins excluded).
+   */
   readonly packages: ReadonlySet<string>;
   /** For each package, one module that imports it (for error messages). */
   readonly importedBy: ReadonlyMap<string, string>;
@@ -18,7 +21,10 @@ export interface WalkOptions {
   readonly dynamic?: boolean;
 }
 
-/** Packages the hook path must never load (DESIGN.md "Hooks", STYLE.md start-up costs). */
+/**
+ * Packages the hook path must never load (DESIGN.md "Hooks", STYLE.md start-up costs). `zod` is the full
+ * library; its tree-shakable `zod/mini` is allowed there and counts as a package of its own.
+ */
 export const HOOK_FORBIDDEN_PACKAGES = ['ink', 'react', 'dockerode', 'execa', 'zod'] as const;
 
 const STATIC_RE = /(?:^|[;\s}])(?:import|export)\s*(?:type\s+)?(?:[\w*${}\s,]*?\s*from\s*)?['"]([^'"\n]+)['"]/g;
@@ -28,9 +34,14 @@ function stripComments(source: string): string {
   return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
 }
 
-/** `@scope/name/sub` -> `@scope/name`, `name/sub` -> `name`; undefined for node built-ins. */
+/** Entry points of a package that the walker names on their own, apart from the package's main one. */
+export const SEPARATE_ENTRY_POINTS: readonly string[] = ['zod/mini'];
+
+/** `@scope/name/sub` -> `@scope/name`, `name/sub` -> `name` (but see SEPARATE_ENTRY_POINTS); undefined for node built-ins. */
+
 export function packageName(specifier: string): string | undefined {
   if (specifier.startsWith('node:')) return undefined;
+  if (SEPARATE_ENTRY_POINTS.includes(specifier)) return specifier;
   const parts = specifier.split('/');
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }

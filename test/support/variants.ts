@@ -1,5 +1,5 @@
 // Variations of a valid wire document for the differential tests of the hand-written checks
-// (fast-mutations.test.ts, fast-reads.test.ts, fast-collector-answers.test.ts): every member or element replaced by values
+// (fast-mutations.test.ts, fast-reads.test.ts): every member or element replaced by values
 // of every kind and edge, or removed, and an extra member added at every level.
 
 import assert from 'node:assert/strict';

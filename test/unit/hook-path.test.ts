@@ -1,13 +1,14 @@
 // The hook path (Stop hooks, the tree-ring lifecycle hook) must never load ink, react, dockerode, execa
-// or zod: hooks run on every agent stop and must start in tens of milliseconds.
+// or the full zod (zod/mini is allowed): hooks run on every agent stop and must start in tens of
+// milliseconds.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/cli.js';
-import { BODY_NAME, CACHE_NAME, compileHookBody } from '../../src/commands/skill-workflow/hook-loader.js';
-import { BODY_HEAD, BODY_TAIL, readCodeCache } from '../../src/cli/code-cache.js';
+import { BODY_NAME, CACHE_NAME } from '../../src/commands/skill-workflow/hook-loader.js';
+import { compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, importsOf, walkImports } from '../support/import-graph.js';
 
@@ -56,42 +57,26 @@ test('self-test: the walker finds forbidden packages through relative and dynami
   assert.ok(all.packages.has('zod'));
 });
 
-test('the Stop hook bundle is CommonJS and requires only node:buffer and node:path (both loaded by Node before any script), node:http for its one Hub request and the builtins of commander (bundled in), with node:fs through direct.ts (no package, no native binding)', () => {
-  // Every module a hook process loads costs start-up time on every stop: better-sqlite3 (a native
-  // binding) is replaced by the pure reader; the Hub request goes through node:http (node:https is
-  // taken with process.getBuiltinModule only for an https endpoint); node:crypto (crypto/lazy.ts) only for a larger
-  // workspace, child_process only for git work trees. The body's file calls go through
-  // src/core/fs/direct.ts (the build aliases node:fs to it), which takes node:fs for what it leaves to it.
+test('the hook bundles are CommonJS, require only Node builtins, and carry zod/mini but not the full zod', () => {
+  // Every module a hook process loads costs start-up time on every stop: the bodies carry everything
+  // they import, and the loaders only Node's own modules.
   const requires = (file: string) => {
     const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', file), 'utf8');
     assert.doesNotMatch(text, /\bimport\s*\(|\bimport\.meta\b/, `${file}: no ES module loading at run time`);
-    assert.doesNotMatch(text, /__toESM\(require\("node:/, `${file}: builtins are used directly, not copied into namespaces`);
-    return [...new Set([...text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]))].sort();
+    return { text, required: [...new Set([...text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!))].sort() };
   };
-  // node:child_process, node:events and node:process are commander's (src/cli/argv.ts parses argv).
-  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['node:buffer', 'node:child_process', 'node:events', 'node:http', 'node:path', 'node:process']);
-  for (const body of ['agentscm-stop-hook.body.cjs', 'tree-ring-hook.body.cjs', 'tree-ring-recall.body.cjs']) {
-    const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', body), 'utf8');
-    assert.equal(text.match(/process\.getBuiltinModule\("node:fs"\)/g)?.length, 1, `${body}: node:fs is reached once, by direct.ts`);
-    assert.doesNotMatch(text, /require\("node:fs"\)/, `${body}: no module of the body takes node:fs itself`);
-    // commander's node:child_process loads only when it spawns (scripts/bundle-builtins.ts), never in a hook.
-    assert.doesNotMatch(text, /var childProcess = \(process\.getBuiltinModule/, `${body}: commander's child_process is lazy`);
+  const body = requires(BODY_NAME);
+  assert.deepEqual(body.required.filter((r) => !r.startsWith('node:')), [], 'the Stop hook body requires no package');
+  assert.match(body.text, /\$constructor\("ZodMiniObject"/, 'the qualification answer is checked by its zod/mini schema');
+  assert.doesNotMatch(body.text, /\$constructor\("Zod(?!Mini)[A-Za-z]+"/, 'no schema of the full zod');
+  for (const loader of ['agentscm-stop-hook.cjs', 'tree-ring-hook.cjs', 'tree-ring-recall.cjs']) {
+    assert.deepEqual(requires(loader).required.filter((r) => !r.startsWith('node:')), [], `${loader} requires no package`);
   }
-  assert.deepEqual(requires('agentscm-stop-hook.cjs'), ['node:buffer', 'node:fs', 'node:path', 'node:vm']);
 });
 
 test('the build stores a code cache of the Stop hook body that this Node accepts', () => {
   const body = path.join(REPO_ROOT, 'dist', 'hook', BODY_NAME);
   const cache = readCodeCache(path.join(REPO_ROOT, 'dist', 'hook', CACHE_NAME));
   assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
-  assert.equal(compileHookBody(body, path.join(REPO_ROOT, 'dist', 'hook', CACHE_NAME)).cachedDataRejected, false);
-});
-
-test('the build writes each body wrapped and in ASCII, as its loader reads it without a copy', () => {
-  for (const body of ['agentscm-stop-hook.body.cjs', 'tree-ring-hook.body.cjs', 'tree-ring-recall.body.cjs', 'agentscm-collect.body.cjs']) {
-    const bytes = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', body));
-    const text = bytes.toString('utf8');
-    assert.ok(text.startsWith(BODY_HEAD) && text.endsWith(BODY_TAIL), `${body} is a function expression`);
-    assert.ok(!bytes.some((b) => b > 0x7f), `${body} is ASCII`);
-  }
+  assert.equal(compileBody(body, cache).cachedDataRejected, false);
 });

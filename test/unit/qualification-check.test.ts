@@ -16,7 +16,7 @@ const good = {
   next: { operation: 'collector_claim', task_id: 'task-1' },
 };
 
-test('the zod-free checker and the zod schema agree on good and mutated answers', () => {
+test('the Stop hook\'s check refuses what the wire schema refuses, and adds only its own rules', () => {
   const mutants: [string, unknown][] = [
     ['good', good],
     ['qualified with receipt', { ...good, qualified: true, receipt_digest: H('c'), failures: [], next: { operation: 'none' } }],
@@ -33,12 +33,25 @@ test('the zod-free checker and the zod schema agree on good and mutated answers'
   ];
   for (const [name, v] of mutants) {
     const clean = JSON.parse(JSON.stringify(v));
-    const zodOk = QualificationAnswer.safeParse(clean).success;
-    const ours = checkQualification(clean).ok;
-    assert.equal(ours, zodOk, `${name}: zod says ${zodOk}`);
+    const schemaOk = QualificationAnswer.safeParse(clean).success;
+    const ours = checkQualification(clean);
+    assert.equal(ours.ok, schemaOk, `${name}: the schema says ${schemaOk}`);
+    if (!ours.ok) assert.ok(ours.reason.length > 0, name);
   }
   assert.equal(checkQualification(good).ok, true);
   // Rules only the hook adds: a qualified answer names a receipt and a current subject.
   assert.equal(checkQualification({ ...good, qualified: true }).ok, false);
   assert.equal(checkQualification({ ...good, receipt_digest: H('c') }).ok, false);
+  // The wire's ids may hold ":", the hook's may not.
+  for (const v of [
+    { ...good, tasks: [{ ...good.tasks[0], task_id: 'task:1' }] },
+    { ...good, tasks: [{ ...good.tasks[0], step_id: 'step:1' }] },
+    { ...good, failures: [{ task_id: 'task:1', code: 'task_pending' }] },
+    { ...good, next: { operation: 'reconcile', task_id: 'task:1' } },
+  ]) {
+    assert.equal(QualificationAnswer.safeParse(v).success, true);
+    assert.equal(checkQualification(v).ok, false, JSON.stringify(v));
+  }
+  const refused = checkQualification({ ...good, revision: 'A'.repeat(64) });
+  assert.ok(!refused.ok && refused.reason.startsWith('revision: '), 'the reason names the field');
 });

@@ -9,7 +9,7 @@ import { CONTEXT_FOOTER, CONTEXT_HEADER, renderContext, runPreflight, checkTaskH
 import type { PreflightCandidate, PreflightQuery, PreflightRecall } from '../../src/core/treering/activation/recall.js';
 import { requireManifest, resolveRoot } from '../../src/core/treering/activation/root.js';
 import { screenInput } from '../../src/core/treering/activation/input.js';
-import { asciiLowercase } from '../../src/core/ascii-pattern.js';
+import { asciiLowercase } from '../../src/core/treering/text.js';
 
 const cand = (i: number, size = 300): PreflightCandidate => ({ id: `m-${i}`, kind: i % 2 ? 'scar' : 'cambium', summary: `lesson ${i} `.padEnd(size, 'abc '), sourceRef: `docs/n${i}.md` });
 

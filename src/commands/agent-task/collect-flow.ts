@@ -9,7 +9,6 @@ import type { Descriptor } from '../../core/contract/collector.js';
 import { executionRecordBytes, executionRequestBytes, executionRequestDigest, recipeJson, type CollectorProfile } from '../../core/collector/transfer.js';
 import { subjectToJson } from '../../core/authority/plan.js';
 import { verificationKeyId } from '../../core/crypto/ed25519.js';
-import { nodeCrypto } from '../../core/crypto/lazy.js';
 import { loadKey } from '../../core/crypto/keystore.js';
 import { AgentscmError, conflict, localState } from '../../core/errors.js';
 import type Docker from 'dockerode';
@@ -33,9 +32,6 @@ export interface EngineReads {
 
 /** `engine` gives the engine connection and its identity reads, already under way. */
 export async function collect(ctx: CommandContext, inv: Invocation, engine: () => Promise<EngineReads>, stager: Stager): Promise<CommandResult> {
-  // Collect hashes in bulk (the snapshot manifest, the transfer) and loads node:crypto anyway: every
-  // digest uses it from the first on, instead of cold plain-JavaScript SHA-256 (core/crypto/lazy.ts).
-  nodeCrypto();
   const dataDir = stringOpt(inv, 'data-dir');
   const { keyDir, stateDir } = collectorDirs(inv);
   const attemptId = idOpt(inv, 'attempt-id');

@@ -5,7 +5,6 @@ import type { z } from 'zod';
 import { subjectToJson } from '../../core/authority/plan.js';
 import type { JsonValue } from '../../core/canonical/json.js';
 import { ANSWER_MAX_BYTES } from '../../core/contract/bounds.js';
-import { fastDescriptorAnswer, fastStatusAnswer, fastUploadAnswer } from '../../core/contract/fast-collector-answers.js';
 import { AgentscmError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
@@ -49,12 +48,6 @@ export const ONE_SHOT = { jitless: true } as const;
 
 type SchemaOp = 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'collector_upload' | 'status';
 
-const FAST_CHECKS: Partial<Record<SchemaOp, (answer: unknown) => boolean>> = {
-  collector_descriptor: fastDescriptorAnswer,
-  status: fastStatusAnswer,
-  collector_upload: fastUploadAnswer,
-};
-
 export class CollectorSession {
   readonly client: HubClient;
   constructor(inv: Invocation, timeoutMs?: number) {
@@ -70,14 +63,10 @@ export class CollectorSession {
   }
 
   private async check(op: SchemaOp, pending: Promise<JsonValue>): Promise<Record<string, JsonValue>> {
-    // The answers collect waits for on its way have hand-written checks that only ever accept what the
-    // schema accepts (fast-collector-answers.ts): a collection that goes as it should never loads zod.
-    const fast = FAST_CHECKS[op];
-    const loading = fast ? undefined : answerSchemas();
-    loading?.catch(() => undefined);
+    const loading = answerSchemas();
+    loading.catch(() => undefined);
     const answer = await pending;
-    if (fast?.(answer)) return answer as Record<string, JsonValue>;
-    const { schemas, formatIssues } = await (loading ?? answerSchemas());
+    const { schemas, formatIssues } = await loading;
     const r = (schemas[op] as z.ZodType).safeParse(answer, ONE_SHOT);
     if (!r.success) throw malformed(formatIssues(r.error));
     return answer as Record<string, JsonValue>;

@@ -6,14 +6,15 @@ import { parseStrictJson } from '../canonical/json.js';
 import { badInput } from '../errors.js';
 import { HEX64 } from '../crypto/digest.js';
 import { ID_RE } from './paths.js';
+import { HEX64_MESSAGE, ID_MESSAGE } from './qualification.js';
 
 export const CAPABILITY = 'agentscm.agent-workflow-tasks/v1';
 export const SCHEMA_VERSION = 1;
 export const SUPPORTED_SCHEMA_VERSIONS = [1] as const;
 
 /** Identifiers of the contract: [A-Za-z0-9._:-]{1,128}. */
-export const Id = z.string().regex(ID_RE, 'must match [A-Za-z0-9._:-]{1,128}');
-export const Hex64 = z.string().regex(HEX64, 'must be 64 lowercase hex characters');
+export const Id = z.string().regex(ID_RE, ID_MESSAGE);
+export const Hex64 = z.string().regex(HEX64, HEX64_MESSAGE);
 export const Hex128 = z.string().regex(/^[0-9a-f]{128}$/, 'must be 128 lowercase hex characters');
 
 export const U64_MAX = 18446744073709551615n;

@@ -5,12 +5,13 @@ import { z } from 'zod';
 import { ACTION_CLASSES } from '../authority/types.js';
 import { Hex64, Id } from './common.js';
 import { isRepository } from './paths.js';
+import { MAX_TASKS, Next, QualificationAnswer, TaskState } from './qualification.js';
+
+export { MAX_FAILURES, MAX_TASKS, Next, QualificationAnswer, TaskState } from './qualification.js';
 
 export const OPERATION_MAX_BYTES = 64 * 1024;
 export { ANSWER_MAX_BYTES } from './bounds.js';
 export const REFERENCE_MAX_BYTES = 128 * 1024;
-export const MAX_TASKS = 64;
-export const MAX_FAILURES = 32;
 export const SCHEMA_MISMATCH_ACTION = 'reinstall_agentscm_matching_hub';
 
 /** Operations this Hub answers; `capabilities` lists them sorted. Later parts add the mutations. */
@@ -79,7 +80,6 @@ export type ReadRequest = z.output<typeof ReadRequest>;
 const Capability = z.literal('agentscm.agent-workflow-tasks/v1');
 const Envelope = { capability: Capability, schema_version: z.literal(1) };
 
-export const TaskState = z.enum(['pending', 'claimed', 'succeeded', 'failed', 'uncertain', 'blocked']);
 export const CriterionWire = z.strictObject({ id: Id, text: z.string().max(4096), required: z.boolean(), controller_only: z.boolean() });
 export const WireTask = z.strictObject({
   task_id: Id,
@@ -93,11 +93,6 @@ export const WireTask = z.strictObject({
   entrypoint: z.strictObject({ capability: Capability, schema_version: z.literal(1), summary: z.string().max(4096), reference_names: z.array(Id).max(32) }),
   state: TaskState,
 });
-
-export const Next = z.union([
-  z.strictObject({ operation: z.enum(['collector_claim', 'reconcile']), task_id: Id }),
-  z.strictObject({ operation: z.enum(['collector_finalize', 'checkpoint', 'none']) }),
-]);
 
 export const CapabilitiesAnswer = z.strictObject({
   capability: Capability,
@@ -115,17 +110,6 @@ export const RequirementsAnswer = z.strictObject({
 });
 
 export const NextAnswer = z.strictObject({ ...Envelope, subject_current: z.boolean(), task: WireTask.nullable(), next: Next });
-
-export const QualificationAnswer = z.strictObject({
-  ...Envelope,
-  qualified: z.boolean(),
-  subject_current: z.boolean(),
-  receipt_digest: Hex64.nullable(),
-  revision: Hex64,
-  tasks: z.array(z.strictObject({ task_id: Id, task_digest: Hex64, step_id: Id, required: z.boolean(), state: TaskState })).max(MAX_TASKS),
-  failures: z.array(z.strictObject({ task_id: Id, code: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/) })).max(MAX_FAILURES),
-  next: Next,
-});
 
 export const SchemaMismatchAnswer = z.strictObject({
   status: z.literal('schema_mismatch'),

@@ -1,9 +1,7 @@
 // Domain-separated SHA-256 identities. Every domain string of the project lives in DOMAINS, so that no
 // two kinds of identity can ever share a preimage: digest = SHA-256(domain || 0x00 || u64be(len) || bytes).
 
-import { hexOf, putU64be } from '../bytes.js';
-import { nodeCrypto, nodeCryptoLoaded } from './lazy.js';
-import { sha256, SMALL_INPUT_BYTES } from './sha256.js';
+import * as crypto from 'node:crypto';
 
 export const DOMAINS = {
   /** Seed 000, "Observation signing bytes": the registered observation digest. */
@@ -80,104 +78,33 @@ export function domainPreimage(domain: Domain, bytes: Uint8Array): Buffer {
 
 function domainHeader(domain: Domain, length: number): Buffer {
   const head = Buffer.alloc(domain.length + 1 + 8);
-  putHeader(head, domain, length);
+  head.write(domain, 0, 'latin1');
+  head.writeBigUInt64BE(BigInt(length), domain.length + 1);
   return head;
 }
 
-/**
- * Short inputs hash without node:crypto (sha256.ts: WebAssembly, else JavaScript), which spares a
- * short-lived process its load, until the process has hashed enough of them that the load pays (a Hub
- * or the scan of a larger workspace): from then on, node:crypto, which is far faster once warm.
- */
-const JS_HASH_BUDGET = 32;
-let jsHashes = 0;
-function hashInJs(length: number): boolean {
-  return length <= SMALL_INPUT_BYTES && !nodeCryptoLoaded() && ++jsHashes <= JS_HASH_BUDGET;
+function domainHash(domain: Domain, bytes: Uint8Array): crypto.Hash {
+  return crypto.createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes);
 }
 
 /** Domain-separated SHA-256 as raw bytes. */
 export function domainDigestBytes(domain: Domain, bytes: Uint8Array): Buffer {
-  if (hashInJs(bytes.byteLength)) return bufferOf(sha256(domainHeader(domain, bytes.byteLength), bytes));
-  const c = nodeCrypto();
-  if (bytes.byteLength <= ONE_SHOT_BYTES) return c.hash('sha256', oneShotPreimage(domain, bytes), 'buffer');
-  return c.createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest();
+  return domainHash(domain, bytes).digest();
 }
 
 /** Domain-separated SHA-256 as 64 lowercase hex characters. */
 export function domainDigest(domain: Domain, bytes: Uint8Array): string {
-  if (hashInJs(bytes.byteLength)) return hexOf(sha256(domainHeader(domain, bytes.byteLength), bytes));
-  const c = nodeCrypto();
-  if (bytes.byteLength <= ONE_SHOT_BYTES) return c.hash('sha256', oneShotPreimage(domain, bytes), 'hex');
-  return c.createHash('sha256').update(domainHeader(domain, bytes.byteLength)).update(bytes).digest('hex');
+  return domainHash(domain, bytes).digest('hex');
 }
 
-/**
- * Inputs up to this size are hashed by node:crypto's one-shot `hash` over the whole preimage, written
- * into one reused scratch buffer: a Hash object (createHash, two updates, digest) costs a Hub more than
- * the copy. Larger ones stream, uncopied.
- */
-const ONE_SHOT_BYTES = 64 * 1024;
-
-/** The reused preimage buffer: `hash` is synchronous and keeps no reference to what it hashed. */
-let scratch: Buffer | undefined;
-const prefixes = new Map<string, Uint8Array>();
-
-/** Room for a preimage of `size` bytes in the scratch buffer. */
-function scratchFor(size: number): Buffer {
-  if (scratch === undefined || scratch.length < size) scratch = Buffer.allocUnsafe(Math.max(size, 4096));
-  return scratch;
-}
-
-/**
- * Writes the domain, its NUL and u64be(length) at the start of b; returns where the body goes. Byte by
- * byte and with TypedArray's set (the domain is ASCII): Buffer's write and writeBigUInt64BE cost a cold
- * process their first compilation (core/bytes.ts).
- */
-function putHeader(b: Uint8Array, domain: Domain, length: number): number {
-  let prefix = prefixes.get(domain);
-  if (prefix === undefined) {
-    prefix = new Uint8Array(domain.length + 1);
-    for (let i = 0; i < domain.length; i++) prefix[i] = domain.charCodeAt(i);
-    prefixes.set(domain, prefix);
-  }
-  b.set(prefix, 0);
-  putU64be(b, prefix.length, length);
-  return prefix.length + 8;
-}
-
-/** The preimage of a body of at most ONE_SHOT_BYTES, as a view of the scratch buffer. */
-function oneShotPreimage(domain: Domain, bytes: Uint8Array): Uint8Array {
-  const b = scratchFor(domain.length + 9 + bytes.byteLength);
-  const n = putHeader(b, domain, bytes.byteLength);
-  b.set(bytes, n);
-  return b.subarray(0, n + bytes.byteLength);
-}
-
-/**
- * domainDigest of a string's UTF-8 bytes. In a process that has node:crypto (a Hub), the text is
- * encoded straight into the preimage: no separate buffer for its bytes.
- */
+/** domainDigest of a string's UTF-8 bytes. */
 export function domainDigestOfText(domain: Domain, text: string): string {
-  // At most 3 UTF-8 bytes per UTF-16 unit.
-  const most = text.length * 3;
-  if (!nodeCryptoLoaded() || most > ONE_SHOT_BYTES) return domainDigest(domain, Buffer.from(text, 'utf8'));
-  const b = scratchFor(domain.length + 9 + most);
-  const n = domain.length + 9;
-  const length = b.write(text, n, 'utf8');
-  putHeader(b, domain, length);
-  return nodeCrypto().hash('sha256', b.subarray(0, n + length), 'hex');
+  return domainDigest(domain, Buffer.from(text, 'utf8'));
 }
 
 /** Plain SHA-256 (no domain) as lowercase hex: content hashes of files and references. */
 export function sha256Hex(bytes: Uint8Array | string): string {
-  const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-  if (hashInJs(b.byteLength)) return hexOf(sha256(b));
-  // One call over bytes already in memory, whatever their size.
-  return nodeCrypto().hash('sha256', b, 'hex');
-}
-
-function bufferOf(digest: Uint8Array): Buffer {
-  return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength);
+  return crypto.createHash('sha256').update(bytes).digest('hex');
 }
 
 export const HEX64 = /^[0-9a-f]{64}$/;

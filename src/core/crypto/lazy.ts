@@ -1,16 +1,8 @@
-// node:crypto on first use. Loading it costs a cold process about 6 ms, and read paths such as
-// `tree-ring recall` import modules that can hash or make ids without ever doing so. Once a process has
-// it (it hashes in bulk, as the Stop hooks' workspace scan does), short digests use it too: there the
-// plain-JavaScript SHA-256 would only add cold, un-optimized work.
+// node:crypto under the name src/core/native/snapshot.ts still imports it by; other modules import
+// node:crypto themselves.
 
-let loaded: typeof import('node:crypto') | undefined;
+import * as crypto from 'node:crypto';
 
-export function nodeCrypto(): typeof import('node:crypto') {
-  loaded ??= process.getBuiltinModule('node:crypto');
-  return loaded;
-}
-
-/** Whether this process has loaded node:crypto through nodeCrypto(). */
-export function nodeCryptoLoaded(): boolean {
-  return loaded !== undefined;
+export function nodeCrypto(): typeof crypto {
+  return crypto;
 }

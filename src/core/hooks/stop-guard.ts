@@ -10,7 +10,6 @@
 //
 // No zod here: this is the hook hot path.
 
-import { hasAsciiControl } from '../ascii-pattern.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { canonicalJson, canonicalJsonBytes, parseStrictJson } from '../canonical/json.js';
@@ -48,7 +47,7 @@ export function decodeStopPayload(bytes: Buffer): StopPayload {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw malformedStdin();
   const o = v as Record<string, unknown>;
   const sid = o.session_id;
-  if (typeof sid !== 'string' || sid.length === 0 || sid.length > 256 || hasAsciiControl(sid)) throw malformedStdin();
+  if (typeof sid !== 'string' || sid.length === 0 || sid.length > 256 || /[\u0000-\u001f\u007f]/.test(sid)) throw malformedStdin();
   const ev = o.hook_event_name;
   if (ev !== undefined && ev !== null && ev !== 'Stop' && ev !== 'SubagentStop') throw malformedStdin();
   const active = o.stop_hook_active;

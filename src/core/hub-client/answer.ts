@@ -6,20 +6,17 @@
 // not one bounded strict JSON document (or an error document of the wrong shape) -> HUB_MALFORMED;
 // other fixed Hub errors keep their code.
 
-import { allIn, asciiClass } from '../ascii-pattern.js';
 import { parseStrictJson, type JsonValue } from '../canonical/json.js';
 import { AgentscmError, badInput, type ErrorKind } from '../errors.js';
 import { readBoundedInput, readPrivateFile, requireAbsolute } from '../fs/safe.js';
 
 export const TOKEN_FILE_MAX_BYTES = 4096;
 export const DEFAULT_ANSWER_MAX_BYTES = 1024 * 1024;
-/** Workspace tokens: /^agentscm_wt1_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/, checked by hand (../ascii-pattern.ts). */
+/** Workspace tokens. */
 export const WORKSPACE_TOKEN_RE = /^agentscm_wt1_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/;
-const TOKEN_HEX = asciiClass('0-9a-f');
-const TOKEN_SECRET = asciiClass('A-Za-z0-9_-');
 
 export function isWorkspaceToken(t: string): boolean {
-  return t.length === 81 && t.startsWith('agentscm_wt1_') && allIn(t, TOKEN_HEX, 13, 37) && t[37] === '_' && allIn(t, TOKEN_SECRET, 38);
+  return WORKSPACE_TOKEN_RE.test(t);
 }
 
 /** Reads a workspace token: absolute path, regular non-symlink file, ours, mode without group/other bits. */

@@ -4,7 +4,6 @@
 //   DATA_DIR/snapshots/blobs/<aa>/<sha256>        file contents (sha256 = plain SHA-256 of the bytes)
 //   DATA_DIR/snapshots/manifests/<revision>.json  canonical manifest; its digest is the revision
 
-import { hasAsciiControl } from '../ascii-pattern.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
@@ -159,7 +158,7 @@ function readFiles(root: string, files: readonly string[], each: (f: ReadFile) =
   const stats: fs.Stats[] = [];
   let total = 0;
   for (const rel of files) {
-    if (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || hasAsciiControl(rel)) {
+    if (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || /[\x00-\x1f\x7f]/.test(rel)) {
       throw badInput(`workspace path ${JSON.stringify(rel)} cannot be recorded`, 'BAD_WORKSPACE');
     }
     const st = fs.lstatSync(path.join(root, rel));

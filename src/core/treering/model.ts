@@ -3,8 +3,8 @@
 // a store written here reads back in an upstream binary and vice versa. No zod: this module is on the
 // recall path, whose whole-process start-up is budgeted (see bench/treering-recall.bench.ts).
 
+import * as crypto from 'node:crypto';
 import { DOMAINS } from '../crypto/digest.js';
-import { nodeCrypto } from '../crypto/lazy.js';
 import { badInput } from '../errors.js';
 
 export const RINGS = ['cambium', 'outer', 'inner', 'heartwood', 'scar', 'seed'] as const;
@@ -71,7 +71,7 @@ export function nowIso(date = new Date()): string {
 export function generatedMemoryId(date = new Date()): string {
   const p = (n: number) => String(n).padStart(2, '0');
   const stamp = `${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}_${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}`;
-  return `mem_${stamp}_${nodeCrypto().randomBytes(6).toString('hex')}`;
+  return `mem_${stamp}_${crypto.randomBytes(6).toString('hex')}`;
 }
 
 export function newEvent(summary: string, eventType: string): MemoryEvent {
@@ -365,7 +365,7 @@ export function normalizeLegacyPrivateScopeIdentity(e: MemoryEvent): boolean {
   const cur = e[key];
   if (cur !== null && cur.trim() !== '') return false;
   if (e.id.trim() === '') throw badInput('legacy private-scope normalization requires a non-blank memory id', 'INVALID_MEMORY');
-  const digest = nodeCrypto().createHash('sha256')
+  const digest = crypto.createHash('sha256')
     .update(DOMAINS.treeRingLegacyIdentity)
     .update(Buffer.from([0]))
     .update(e.scope)

@@ -3,7 +3,7 @@
 // salience, confidence, recency, source authority and ring boosts. Only the winners' raw_json is read
 // and decoded, which keeps recall within a small factor of the bare FTS query (bench/).
 
-import { asciiLowercase, hasNonAscii } from '../ascii-pattern.js';
+import { asciiLowercase } from './text.js';
 import { eventFromRawJson, type MemoryEvent } from './model.js';
 import type { Db } from './store/schema.js';
 
@@ -29,7 +29,7 @@ const ASCII_TERM_RE = /[A-Za-z0-9_]+/g;
 /** Query terms: Unicode word runs, ASCII-lowercased (non-ASCII letters keep their case, as upstream). */
 export function terms(text: string): string[] {
   if (text === '') return [];
-  return (text.match(hasNonAscii(text) ? unicodeTermRe() : ASCII_TERM_RE) ?? []).map(asciiLowercase);
+  return (text.match(/[^\x00-\x7f]/.test(text) ? unicodeTermRe() : ASCII_TERM_RE) ?? []).map(asciiLowercase);
 }
 
 /** The query, then one variant per ring-intent word with that word removed. */

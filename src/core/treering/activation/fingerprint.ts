@@ -3,7 +3,6 @@
 // It carries no domain prefix because other implementations recompute it byte-for-byte.
 
 import { compareUtf8 } from '../../canonical/json.js';
-import { putU64be } from '../../bytes.js';
 import { DOMAINS, domainDigest, sha256Hex } from '../../crypto/digest.js';
 
 export interface OwnedFile {
@@ -29,7 +28,7 @@ export function lengthPrefixed(fields: readonly string[]): Buffer {
   const out = Buffer.alloc(total);
   let off = 0;
   for (const b of encoded) {
-    putU64be(out, off, b.length);
+    out.writeBigUInt64BE(BigInt(b.length), off);
     out.set(b, off + 8);
     off += 8 + b.length;
   }

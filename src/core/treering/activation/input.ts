@@ -5,17 +5,14 @@
 import * as fs from 'node:fs';
 import { parseStrictJson, type JsonValue } from '../../canonical/json.js';
 import { badInput } from '../../errors.js';
-import { asciiLowercase } from '../../ascii-pattern.js';
+import { asciiLowercase } from '../text.js';
 
 export const STDIN_MAX_BYTES = 1 << 20;
 
-// Matched case-insensitively: against the key with its ASCII letters lowercased (../../ascii-pattern.ts). A key
-// carries a capability when it contains one of these (the alternatives of
-// /capab|token|authori[sz]|secret|passw|credential|coordinator|api[_-]?key|cookie|bearer/, spelled out
-// so that no RegExp is compiled on the hook's path), and claims a field when it is one of CLAIM.
-export const CAPABILITY_PARTS: readonly string[] = [
-  'capab', 'token', 'authoris', 'authoriz', 'secret', 'passw', 'credential', 'coordinator', 'apikey', 'api_key', 'api-key', 'cookie', 'bearer',
-];
+// Matched case-insensitively: against the key with its ASCII letters lowercased (upstream's rule, which
+// folds no other letter). A key carries a capability when CAPABILITY_KEY matches it, and claims a field
+// when it is one of CLAIM.
+export const CAPABILITY_KEY = /capab|token|authori[sz]|secret|passw|credential|coordinator|api[_-]?key|cookie|bearer/;
 export const CLAIM: ReadonlySet<string> = new Set([
   'store', 'store_id', 'store_root', 'root', 'memory_root', 'project_root', 'project_root_fingerprint', 'bridge', 'bridge_fingerprint', 'bridge_path',
   'harness', 'harness_id', 'adapter_version', 'receipt', 'receipt_id', 'receipt_state', 'state', 'manifest', 'descriptor',
@@ -27,7 +24,7 @@ export function screenInput(bytes: Uint8Array, what: string): Record<string, Jso
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw badInput(`${what} must be a JSON object`, 'BAD_INPUT');
   for (const key of Object.keys(doc)) {
     const k = asciiLowercase(key);
-    if (CAPABILITY_PARTS.some((part) => k.includes(part))) throw badInput(`${what} carries a capability-bearing field; refused`, 'CAPABILITY_FIELD');
+    if (CAPABILITY_KEY.test(k)) throw badInput(`${what} carries a capability-bearing field; refused`, 'CAPABILITY_FIELD');
     if (CLAIM.has(k)) throw badInput(`${what} claims a root, store, bridge, harness or receipt field; refused`, 'CLAIM_FIELD');
   }
   return doc as Record<string, JsonValue>;

@@ -2,7 +2,6 @@
 // bounded values) and encoded deterministically, so that an unchanged manifest is recognised as such
 // and never rewritten.
 
-import { AsciiRun } from '../../ascii-pattern.js';
 import { compareUtf8, parseStrictJson, type JsonValue } from '../../canonical/json.js';
 import {
   ACTIVATION_PROTOCOL_VERSION,
@@ -37,10 +36,10 @@ export interface ActivationManifest {
   readonly harnesses: Readonly<Record<string, HarnessRecord>>;
 }
 
-export const HARNESS_ID = new AsciiRun('a-z0-9-', 1, 32, 'a-z'); // /^[a-z][a-z0-9-]{0,31}$/
-export const CLI_VERSION = new AsciiRun('0-9A-Za-z.+-', 1, Infinity); // /^[0-9A-Za-z.+-]+$/
-export const BLOCK_ID = new AsciiRun('A-Za-z0-9._-', 1, Infinity); // /^[A-Za-z0-9._-]+$/
-export const ADAPTER_VERSION = new AsciiRun('0-9A-Za-z.-', 1, Infinity); // /^[0-9A-Za-z.-]+$/
+export const HARNESS_ID = /^[a-z][a-z0-9-]{0,31}$/;
+export const CLI_VERSION = /^[0-9A-Za-z.+-]+$/;
+export const BLOCK_ID = /^[A-Za-z0-9._-]+$/;
+export const ADAPTER_VERSION = /^[0-9A-Za-z.-]+$/;
 
 export function parseManifest(bytes: Uint8Array | string): ActivationManifest {
   const doc = parseStrictJson(bytes, { maxBytes: MANIFEST_MAX_BYTES, what: 'activation manifest' });

@@ -2,7 +2,6 @@
 // UTF-8 bytes, then a redacted receipt written create-only — only after rendering succeeded — and
 // verified with the same eight rules status uses. Hints and content never reach the receipt.
 
-import { asciiClass, asciiLowercase, keepOnly } from '../../ascii-pattern.js';
 import * as path from 'node:path';
 import { badInput, localState } from '../../errors.js';
 import { sha256Hex } from '../../crypto/digest.js';
@@ -66,14 +65,12 @@ export function secretShaped(text: string): boolean {
 }
 
 /**
- * Secret shapes; a `caseless` one is matched against the text with ASCII letters lowercased (as /i).
- * `needles`: substrings one of which every match contains (in the text the pattern is matched
- * against); a text with none of them cannot match, so the pattern is neither compiled nor run for it,
- * which is the common case (a cold process pays tens of microseconds to compile each RegExp).
+ * Secret shapes. `needles`: substrings one of which every match contains; a text with none of them
+ * cannot match, so the pattern is not run for it.
  */
-export const SENSITIVE: readonly { readonly re: RegExp; readonly caseless?: true; readonly needles?: readonly string[] }[] = [
+export const SENSITIVE: readonly { readonly re: RegExp; readonly needles?: readonly string[] }[] = [
   { re: /-----BEGIN [A-Z ]*PRIVATE KEY-----/, needles: ['-----BEGIN '] },
-  { re: /\b(?:password|passwd|secret|token|api[_-]?key|authorization|bearer|credential)s?\b\s*[:=]/, caseless: true, needles: [':', '='] },
+  { re: /\b(?:password|passwd|secret|token|api[_-]?key|authorization|bearer|credential)s?\b\s*[:=]/i, needles: [':', '='] },
   {
     re: /\b(?:sk|pk|ghp|gho|xox[abps])[-_][A-Za-z0-9_-]{16,}/,
     needles: ['sk-', 'sk_', 'pk-', 'pk_', 'ghp-', 'ghp_', 'gho-', 'gho_', 'xoxa-', 'xoxa_', 'xoxb-', 'xoxb_', 'xoxp-', 'xoxp_', 'xoxs-', 'xoxs_'],
@@ -84,17 +81,13 @@ export const SENSITIVE: readonly { readonly re: RegExp; readonly caseless?: true
 
 /** Whether text matches one of the first `count` secret shapes. */
 export function sensitive(text: string, count: number): boolean {
-  let lower: string | undefined;
   for (let i = 0; i < count; i++) {
     const p = SENSITIVE[i]!;
-    const t = p.caseless ? (lower ??= asciiLowercase(text)) : text;
-    if (p.needles && !p.needles.some((n) => t.includes(n))) continue;
-    if (p.re.test(t)) return true;
+    if (p.needles && !p.needles.some((n) => text.includes(n))) continue;
+    if (p.re.test(text)) return true;
   }
   return false;
 }
-
-const KIND = asciiClass('A-Za-z0-9_-');
 
 /** A hint that may carry a secret is refused; the caller may retry with no hint (the startup brief). */
 export function checkTaskHint(hint: string): string {
@@ -114,7 +107,7 @@ function entryLine(c: PreflightCandidate): string | undefined {
   // Long opaque runs are refused in hints but may be legitimate in a stored summary (hashes, IDs);
   // credential shapes are dropped in both.
   if (summary === '' || sensitive(summary, 4)) return undefined;
-  const kind = keepOnly(oneLine(c.kind, 24), KIND) || 'memory';
+  const kind = oneLine(c.kind, 24).replace(/[^A-Za-z0-9_-]/g, '') || 'memory';
   const source = c.sourceRef ? oneLine(c.sourceRef, 160) : '';
   // Absolute source paths are local details; only relative references and labels enter context.
   const ref = source && !path.isAbsolute(source) ? ` (source: ${source})` : '';

@@ -3,7 +3,6 @@
 // prompt, a hint, recalled content, a secret or an absolute path. Retention: at most 100 per
 // harness/worker and none older than 30 days.
 
-import { asciiClass, AsciiRun } from '../../ascii-pattern.js';
 import { randomBytes } from '../../crypto/random.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -25,25 +24,9 @@ import { asInt, asObject, asString, fail, HEX64, oneOf, SAFE_ID, ShapeError } fr
 export const RECEIPTS_DIR = '.tree-ring/activation/receipts';
 const RECEIPT_MAX_BYTES = 8 * 1024;
 const MAX_RECEIPT_FILES_READ = 10_000;
-/** /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/, written out (no RegExp on the hook's path). */
-export const RFC3339_UTC = { test: (s: string): boolean => fixedForm(s, 'dddd-dd-ddTdd:dd:ddZ') };
-export const RECEIPT_ID = new AsciiRun('A-Za-z0-9._-', 1, Infinity); // /^[A-Za-z0-9._-]+$/
-export const HARNESS_NAME = new AsciiRun('a-z0-9-', 1, Infinity, 'a-z'); // /^[a-z][a-z0-9-]*$/
-const HEX = asciiClass('0-9a-f');
-
-/**
- * Whether s has the form: same length, "d" where s has an ASCII digit, "h" a lowercase hex digit, and
- * every other character of form literally.
- */
-function fixedForm(s: string, form: string): boolean {
-  if (s.length !== form.length) return false;
-  for (let i = 0; i < form.length; i++) {
-    const c = s.charCodeAt(i);
-    const f = form[i];
-    if (f === 'd' ? c < 0x30 || c > 0x39 : f === 'h' ? c >= 128 || HEX[c] === 0 : s[i] !== f) return false;
-  }
-  return true;
-}
+export const RFC3339_UTC = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
+export const RECEIPT_ID = /^[A-Za-z0-9._-]+$/;
+export const HARNESS_NAME = /^[a-z][a-z0-9-]*$/;
 
 export interface ReceiptSession {
   readonly agent_profile: string;
@@ -96,24 +79,13 @@ export function receiptSummary(r: Receipt): ReceiptSummary {
 
 export function newReceiptId(now: Date): string {
   // toISOString without its "-" and ":" and its first ".": 20261130T054001123Z
-  const iso = now.toISOString();
-  let t = '';
-  let dot = false;
-  for (const ch of iso) {
-    if (ch === '-' || ch === ':') continue;
-    if (ch === '.' && !dot) {
-      dot = true;
-      continue;
-    }
-    t += ch;
-  }
+  const t = now.toISOString().replace(/[-:]/g, '').replace('.', '');
   return `r-${t}-${randomBytes(6).toString('hex')}`;
 }
 
 export function rfc3339Seconds(d: Date): string {
-  // d.toISOString().replace(/\.[0-9]{3}Z$/, 'Z'): the milliseconds dropped.
-  const iso = d.toISOString();
-  return fixedForm(iso.slice(-5), '.dddZ') ? `${iso.slice(0, -5)}Z` : iso;
+  // The milliseconds dropped.
+  return d.toISOString().replace(/\.[0-9]{3}Z$/, 'Z');
 }
 
 export function parseReceipt(bytes: Uint8Array | string): Receipt {
@@ -186,7 +158,7 @@ export interface ReceiptFile {
   readonly receipt: Receipt | undefined;
 }
 
-export const HARNESS_DIR = new AsciiRun('a-z0-9-', 1, 32, 'a-z'); // /^[a-z][a-z0-9-]{0,31}$/
+export const HARNESS_DIR = /^[a-z][a-z0-9-]{0,31}$/;
 
 function readdirOrEmpty(pfs: ProjectFs, rel: string): string[] {
   if (pfs.kind(rel) !== 'dir') return [];

@@ -2,7 +2,6 @@
 // receipts, and the hook path must stay free of zod, so these checks are written out by hand: every
 // object has an exact key set, every string a bound, every array a length limit.
 
-import { AsciiRun, HEX64_LOWER } from '../../ascii-pattern.js';
 import { badInput } from '../../errors.js';
 import type { JsonValue } from '../../canonical/json.js';
 
@@ -50,11 +49,10 @@ export function oneOf<T extends string>(v: JsonValue | undefined, where: string,
   return v as T;
 }
 
-/** /^[0-9a-f]{64}$/ (the stand-ins of ../../ascii-pattern.ts run no RegExp on the hook's path). */
-export const HEX64 = HEX64_LOWER;
+export { HEX64 } from '../../crypto/digest.js';
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Host-derived identifiers (session, workflow, agent profile): bounded, printable, no separators that could name a path. */
-export const SAFE_ID = new AsciiRun('A-Za-z0-9._:@-', 1, 128, 'A-Za-z0-9'); // /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/
+export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 /** Project-relative, normalized, no "..", no absolute, no empty segments. */
 export function asRelativePath(v: JsonValue | undefined, where: string): string {
   const s = asString(v, where, 512);
