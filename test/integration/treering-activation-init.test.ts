@@ -11,12 +11,13 @@ import { snapshotTree, statusOf, tempProject, tr } from '../support/treering-act
 
 test('init publishes the manifest, bridges, binding and launcher; statuses per harness', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   const r = tr(p, ['init', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const doc = json<{ store_id: string; manifest: string; integrations: { harness_id: string; state: string }[] }>(r);
   assert.match(doc.store_id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   assert.equal(doc.manifest, 'created');
-  for (const f of ['.tree-ring/activation.json', '.codex/hooks.json', '.claude/settings.json', 'AGENTS.md', '.pi/extensions/tree-ring-memory.ts', '.tree-ring/activation/agent-zero.json', '.tree-ring/bin/tree-ring'])
+  for (const f of ['.tree-ring/activation.json', '.agents/skills/tree-ring-memory/SKILL.md', '.codex/hooks.json', '.claude/skills/tree-ring-memory/SKILL.md', '.claude/settings.json', 'AGENTS.md', '.pi/extensions/tree-ring-memory.ts', '.tree-ring/activation/agent-zero.json', '.tree-ring/bin/tree-ring'])
     assert.ok(fs.existsSync(path.join(p, f)), f);
   const manifestText = fs.readFileSync(path.join(p, '.tree-ring/activation.json'), 'utf8');
   assert.ok(!manifestText.includes(p), 'no absolute paths in the manifest');
@@ -162,6 +163,7 @@ test('changed owned material after init -> needs-user-review; missing material i
 
 test('deactivate changes nothing and lists reconciliation steps', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   tr(p, ['init']);
   const before = snapshotTree(p);
   for (const h of ['codex', 'claude-code', 'pi', 'agent-zero']) {
@@ -176,6 +178,7 @@ test('deactivate changes nothing and lists reconciliation steps', () => {
 
 test('an invalid or older-version manifest is kept byte-for-byte and every harness needs review', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   tr(p, ['init']);
   const mf = path.join(p, '.tree-ring/activation.json');
   const m = JSON.parse(fs.readFileSync(mf, 'utf8')) as { harnesses: Record<string, { adapter_version: string }> };
