@@ -295,7 +295,7 @@ export function activateHarness(root: ActivationRoot, harness: MaintainedHarness
     if (harness === 'codex' && unmanagedAgentsFile(root)) {
       if (!opts.acceptManagedBlock) return review(plan.conflicts.join('; '), `review the managed block, then run ${CODEX_RETRY}`);
       return {
-        ...review(plan.conflicts.join('; '), 'publication never edits an existing file: add managed_block to AGENTS.md by hand (exactly, once), then run tree-ring integrations status'),
+        ...review(plan.conflicts.join('; '), 'publication never edits an existing file: add managed_block to AGENTS.md by hand, exactly once; the Codex record in .tree-ring/activation.json (never rewritten) then needs reconciling by hand too'),
         managed_block: agentsBlock(),
       };
     }
