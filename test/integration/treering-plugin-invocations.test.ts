@@ -7,8 +7,8 @@
 //   Agent Zero plugin (tree-ring-memory-agent-zero): helpers/cli.py (`<bin> --root R --json <args>`, the
 //     descriptor only in activation children) and helpers/activation.py.
 //
-// A step that calls a command this branch does not implement names it in `needs`; it is skipped with
-// a TODO until that command lands. To enable them, empty PENDING_COMMANDS.
+// A step that calls a command this CLI does not implement yet names it in `needs`; it is skipped with
+// a TODO until that command exists. To enable such steps, remove their commands from PENDING_COMMANDS.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -21,8 +21,8 @@ import { hookInput, tempProject } from '../support/treering-activation.js';
 import { TREE_RING_VERSION } from '../../src/version.js';
 
 /**
- * TODO(merge): commands the plugins call that another branch adds (issue 22). Each step needing one
- * is skipped while it is listed here; remove an entry once its command exists, and the step runs.
+ * TODO(issue 22): commands the plugins call that this CLI does not implement yet. Each step needing
+ * one is skipped while it is listed here; remove an entry once its command exists, and the step runs.
  */
 const PENDING_COMMANDS: ReadonlySet<string> = new Set(['audit', 'consolidate', 'maintain', 'dox sync', 'revolve sync', 'integrations scan', 'welcome', 'evidence --operation-id']);
 
@@ -55,7 +55,7 @@ function run(step: Step, cwd: string): { code: number; stdout: string; stderr: s
 async function scenario(t: { test: (name: string, opts: { skip?: string | false }, fn: () => void) => Promise<void> }, cwd: string, steps: readonly Step[]): Promise<void> {
   for (const step of steps) {
     const pending = step.needs !== undefined && PENDING_COMMANDS.has(step.needs);
-    await t.test(step.name, { skip: pending ? `TODO(merge): needs \`tree-ring ${step.needs}\` from the other issue-22 branch` : false }, () => {
+    await t.test(step.name, { skip: pending ? `TODO(issue 22): needs \`tree-ring ${step.needs}\`, not implemented yet` : false }, () => {
       const r = run(step, cwd);
       step.expect(r);
     });
