@@ -72,6 +72,18 @@ export const GROUPS: readonly GroupSpec[] = [
 // ---- tree-ring ---------------------------------------------------------------------------------------
 
 const TR_ROOT: OptionSpec = { flag: 'root', value: 'DIR', help: 'memory store root', defaultText: '.tree-ring' };
+const TR_SOURCE_ROOT: OptionSpec = { flag: 'source-root', value: 'DIR', help: 'the project root (its .tree-ring), instead of --root' };
+const TR_ACTIVATE_OPTIONS: OptionSpec[] = [
+  TR_ROOT,
+  TR_SOURCE_ROOT,
+  TR_HARNESS,
+  { flag: 'dry-run', help: 'show the plan without writing anything' },
+  { flag: 'accept-managed-block', help: 'accept Tree Ring\'s block in the project\'s own AGENTS.md (printed to add by hand; never edited)' },
+];
+const TR_ACTIVATE_DETAILS =
+  'Publication is create-only: an existing file is never replaced or edited, so anything that would need it is needs-user-review. ' +
+  'A dry run names the plan (next step: "Apply the reviewed bridge plan, ..."); a harness with valid proof reports active with "No action required". ' +
+  'Agent Zero reports its passive binding (needs-plugin); its plugin runs status and preflight itself.';
 const TR_PROJECT: OptionSpec = { flag: 'project', value: 'NAME', help: 'project the memory belongs to' };
 const TR_AGENT: OptionSpec = { flag: 'agent-profile', value: 'ID', help: 'agent profile (default $TREE_RING_AGENT_PROFILE)' };
 const TR_WORKFLOW: OptionSpec = { flag: 'workflow-id', value: 'ID', help: 'workflow id (default $TREE_RING_WORKFLOW_ID)' };
@@ -88,10 +100,11 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
     details:
       'Creates DIR/memory.sqlite (SQLite schema version 3) and, create-only, DIR/AGENTS.md, SKILL.md and CLI.md. For the ' +
       'project-local root (.tree-ring) it also publishes, create-only, the activation manifest (store id, project-root ' +
-      'fingerprint), the owned bridges of the maintained adapters (.codex/hooks.json and the root AGENTS.md block, ' +
-      '.claude/settings.json, the Pi extension, the passive Agent Zero binding) and the launcher .tree-ring/bin/tree-ring. ' +
+      'fingerprint), the owned bridges of the maintained adapters (.agents/skills/tree-ring-memory/SKILL.md, .codex/hooks.json ' +
+      'and the root AGENTS.md block; .claude/skills/tree-ring-memory/SKILL.md and .claude/settings.json; the Pi extension, only ' +
+      'where the project has .pi or pi.toml; the passive Agent Zero binding) and the launcher .tree-ring/bin/tree-ring. ' +
       'An existing entry is never replaced or removed: one that would need a change is kept byte-for-byte and its harness ' +
-      'is reported needs-user-review. --dry-run shows the plan and writes nothing.',
+      'is reported needs-user-review. The JSON lists the harnesses under integrations. --dry-run shows the plan and writes nothing.',
     options: [{ flag: 'dry-run', help: 'show the plan without writing anything' }],
     load: () => import('./commands/tree-ring/init.js'),
   }),
@@ -298,7 +311,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     path: ['tree-ring', 'integrations', 'status'],
     summary: 'show each harness\'s activation state and next step (never creates .tree-ring)',
-    details: 'States: active, configured-awaiting-proof, active-isolated, needs-trust, needs-project-mount, needs-plugin, needs-user-review, unsupported, failed. In a project that was never initialised every maintained harness is failed (run tree-ring init). --verbose adds last_recall_result_count and last_recall_query_class from the newest valid receipt.',
+    details: 'States: active, configured-awaiting-proof, active-isolated, needs-trust, needs-project-mount, needs-plugin, needs-user-review, unsupported, failed. The JSON lists them under integrations. In a project that was never initialised every maintained harness is failed (run tree-ring init); a project root this process cannot reach is needs-project-mount. --verbose adds last_recall_result_count and last_recall_query_class from the newest valid receipt.',
     options: [
       TR_ROOT,
       { flag: 'source-root', value: 'DIR', help: 'the project root to inspect (its .tree-ring), instead of --root' },
@@ -310,21 +323,23 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     path: ['tree-ring', 'integrations', 'activate'],
     summary: 're-publish a harness\'s missing owned bridge material (create-only) and report proof',
-    options: [TR_ROOT, TR_HARNESS, { flag: 'dry-run', help: 'show the plan without writing anything' }],
+    details: TR_ACTIVATE_DETAILS,
+    options: TR_ACTIVATE_OPTIONS,
     errorPolicy: 'tree-ring',
     load: () => import('./commands/tree-ring/integrations-activate.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'link'],
     summary: 'advanced alias of integrations activate for controlled bridge work',
-    options: [TR_ROOT, TR_HARNESS, { flag: 'dry-run', help: 'show the plan without writing anything' }],
+    details: TR_ACTIVATE_DETAILS,
+    options: TR_ACTIVATE_OPTIONS,
     errorPolicy: 'tree-ring',
     load: () => import('./commands/tree-ring/integrations-activate.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'deactivate'],
     summary: 'list the reconciliation steps to deactivate a harness (changes nothing: create-only writer)',
-    options: [TR_ROOT, TR_HARNESS],
+    options: [TR_ROOT, TR_SOURCE_ROOT, TR_HARNESS],
     errorPolicy: 'tree-ring',
     load: () => import('./commands/tree-ring/integrations-deactivate.js'),
   },
@@ -351,6 +366,11 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'workflow-id', value: 'ID', help: 'direct mode: workflow id' },
       { flag: 'session-id', value: 'ID', help: 'direct mode: session id' },
       { flag: 'task-hint', value: 'TEXT', help: 'direct mode: a safe task hint (never persisted)' },
+      {
+        flag: 'canonical-project-root',
+        value: 'DIR',
+        help: 'the project whose store is the canonical one; a store that is not it gets an active-isolated receipt, an unreachable DIR is needs-project-mount',
+      },
     ],
     errorPolicy: 'tree-ring',
     load: () => import('./commands/tree-ring/integrations-preflight.js'),
@@ -360,7 +380,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'the Codex / Claude Code lifecycle hook (SessionStart, SubagentStart, Stop, SubagentStop)',
     details:
       'Reads the host event on stdin. Start events run a receipt-backed preflight and answer with hookSpecificOutput.additionalContext; ' +
-      'the first Stop answers with the capture checkpoint block, a continuation with {}. Exits 0 silently when .tree-ring is absent. ' +
+      'the first Stop answers with the capture checkpoint block, a continuation with {}. When .tree-ring is absent it still validates the event ' +
+      '(refusing {}, a root- or capability-bearing field and a cwd outside the project), then exits 0 silently. ' +
       'Its errors exit 1, not 2: the hosts read exit 2 from a hook as "block", and a memory hook never blocks its host.',
     options: [
       TR_ROOT,

@@ -33,7 +33,7 @@ test('Agent Zero pair check: init -> configured-awaiting-proof -> preflight acti
   // a descriptor-scoped init establishes the passive binding but never proof
   const init = tr(p, ['--root', '.tree-ring', 'init', '--json'], undefined, env);
   assert.equal(init.code, 0, init.stderr);
-  assert.equal(json<{ harnesses: { harness_id: string; state: string }[] }>(init).harnesses.find((h) => h.harness_id === 'agent-zero')!.state, 'needs-plugin');
+  assert.equal(json<{ integrations: { harness_id: string; state: string }[] }>(init).integrations.find((h) => h.harness_id === 'agent-zero')!.state, 'configured-awaiting-proof', 'the reported state is the one descriptor-scoped status derives (upstream agent_zero_342_acceptance.rs)');
   const manifest = JSON.parse(fs.readFileSync(path.join(p, '.tree-ring/activation.json'), 'utf8')) as { harnesses: Record<string, { state: string }> };
   assert.equal(manifest.harnesses['agent-zero']!.state, 'needs-plugin');
   // the binding matches what the plugin validates

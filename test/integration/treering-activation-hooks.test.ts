@@ -57,7 +57,7 @@ for (const harness of ['codex', 'claude-code'] as const) {
         assert.equal(out.decision, 'block');
         assert.match(String(out.reason), /Tree Ring automatic capture checkpoint/);
         assert.match(String(out.reason), /zero to three/);
-        assert.match(String(out.reason), /capture '<one concise durable sentence>' --event-type .* --project proj --agent-profile /);
+        assert.match(String(out.reason), /capture "<concise summary>" --event-type .* --project "proj" --agent-profile /);
         const cont = hook(p, harness, hookInput(event, p, { stop_hook_active: true }));
         assert.equal(cont.code, 0, cont.stderr);
         assert.equal(cont.stdout, '{}\n');
@@ -245,14 +245,13 @@ test('capture round trip: the checkpoint\'s command stores a memory that a new s
 
   const stop = hook(p, 'claude-code', hookInput('Stop', p));
   const reason = JSON.parse(stop.stdout).reason as string;
-  const line = reason.split('\n').find((l) => l.startsWith('.tree-ring/bin/tree-ring '))!;
+  const line = reason.split('\n')[1]!;
   // Do what the agent is asked to: fill in one candidate and run the command with the identity given.
   const args = line
-    .replace("'<one concise durable sentence>'", "'Run the flaky login test twice before filing a bug.'")
-    .replace('--event-type lesson|decision|preference|correction|warning|seed', '--event-type lesson')
-    .replace('--ring cambium|scar|seed', '--ring cambium')
-    .replace(/-N' /, "-1' ")
-    .replace(/-N /, '-1 ');
+    .replace('"<concise summary>"', '"Run the flaky login test twice before filing a bug."')
+    .replace('<preference|decision|lesson|warning|correction|seed>', 'lesson')
+    .replace('<cambium|scar|seed>', 'cambium')
+    .replace('-<1|2|3>', '-1');
   const captured = spawnSync('/bin/sh', ['-c', args], { cwd: p, env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' });
   assert.equal(captured.status, 0, `${args}\n${captured.stderr}`);
 

@@ -11,12 +11,13 @@ import { snapshotTree, statusOf, tempProject, tr } from '../support/treering-act
 
 test('init publishes the manifest, bridges, binding and launcher; statuses per harness', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   const r = tr(p, ['init', '--json']);
   assert.equal(r.code, 0, r.stderr);
-  const doc = json<{ store_id: string; manifest: string; harnesses: { harness_id: string; state: string }[] }>(r);
+  const doc = json<{ store_id: string; manifest: string; integrations: { harness_id: string; state: string }[] }>(r);
   assert.match(doc.store_id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   assert.equal(doc.manifest, 'created');
-  for (const f of ['.tree-ring/activation.json', '.codex/hooks.json', '.claude/settings.json', 'AGENTS.md', '.pi/extensions/tree-ring-memory.ts', '.tree-ring/activation/agent-zero.json', '.tree-ring/bin/tree-ring'])
+  for (const f of ['.tree-ring/activation.json', '.agents/skills/tree-ring-memory/SKILL.md', '.codex/hooks.json', '.claude/skills/tree-ring-memory/SKILL.md', '.claude/settings.json', 'AGENTS.md', '.pi/extensions/tree-ring-memory.ts', '.tree-ring/activation/agent-zero.json', '.tree-ring/bin/tree-ring'])
     assert.ok(fs.existsSync(path.join(p, f)), f);
   const manifestText = fs.readFileSync(path.join(p, '.tree-ring/activation.json'), 'utf8');
   assert.ok(!manifestText.includes(p), 'no absolute paths in the manifest');
@@ -110,7 +111,7 @@ for (const c of CONFLICTS) {
     const before = snapshotTree(p);
     const r = tr(p, ['init', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const h = json<{ harnesses: { harness_id: string; state: string }[] }>(r).harnesses.find((x) => x.harness_id === c.harness)!;
+    const h = json<{ integrations: { harness_id: string; state: string }[] }>(r).integrations.find((x) => x.harness_id === c.harness)!;
     assert.equal(h.state, 'needs-user-review');
     const after = snapshotTree(p);
     for (const [k, v] of Object.entries(before)) assert.equal(after[k], v, `${k} unchanged`);
@@ -133,7 +134,7 @@ test('AGENTS.md that already holds the exact block is accepted; text around it m
   const block = fs.readFileSync(path.join(first, 'AGENTS.md'), 'utf8');
   write(p, 'AGENTS.md', `# Team contract\n\n${block}`);
   const r = tr(p, ['init', '--json']);
-  assert.equal(json<{ harnesses: { harness_id: string; state: string }[] }>(r).harnesses.find((h) => h.harness_id === 'codex')!.state, 'configured-awaiting-proof');
+  assert.equal(json<{ integrations: { harness_id: string; state: string }[] }>(r).integrations.find((h) => h.harness_id === 'codex')!.state, 'configured-awaiting-proof');
   fs.appendFileSync(path.join(p, 'AGENTS.md'), '\n## More project rules\n');
   assert.equal(statusOf(p, 'codex').state, 'configured-awaiting-proof');
 });
@@ -162,6 +163,7 @@ test('changed owned material after init -> needs-user-review; missing material i
 
 test('deactivate changes nothing and lists reconciliation steps', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   tr(p, ['init']);
   const before = snapshotTree(p);
   for (const h of ['codex', 'claude-code', 'pi', 'agent-zero']) {
@@ -176,6 +178,7 @@ test('deactivate changes nothing and lists reconciliation steps', () => {
 
 test('an invalid or older-version manifest is kept byte-for-byte and every harness needs review', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   tr(p, ['init']);
   const mf = path.join(p, '.tree-ring/activation.json');
   const m = JSON.parse(fs.readFileSync(mf, 'utf8')) as { harnesses: Record<string, { adapter_version: string }> };
@@ -183,16 +186,16 @@ test('an invalid or older-version manifest is kept byte-for-byte and every harne
   fs.writeFileSync(mf, JSON.stringify(m));
   const before = snapshotTree(p);
   const r = tr(p, ['init', '--json']);
-  const doc = json<{ manifest: string; harnesses: { harness_id: string; state: string }[] }>(r);
+  const doc = json<{ manifest: string; integrations: { harness_id: string; state: string }[] }>(r);
   assert.equal(doc.manifest, 'needs-user-review');
-  assert.equal(doc.harnesses.find((h) => h.harness_id === 'codex')!.state, 'needs-user-review');
+  assert.equal(doc.integrations.find((h) => h.harness_id === 'codex')!.state, 'needs-user-review');
   assert.deepEqual(snapshotTree(p), before);
   assert.equal(statusOf(p, 'codex').state, 'needs-user-review');
 
   fs.writeFileSync(mf, '{"schema_version":1,');
   const b2 = snapshotTree(p);
   const r2 = tr(p, ['init', '--json']);
-  assert.ok(json<{ harnesses: { state: string }[] }>(r2).harnesses.every((h) => h.state === 'needs-user-review'));
+  assert.ok(json<{ integrations: { state: string }[] }>(r2).integrations.every((h) => h.state === 'needs-user-review'));
   assert.deepEqual(snapshotTree(p), b2);
 });
 
@@ -203,7 +206,7 @@ test('a directory sync failure after publication keeps everything and reports ne
   });
   try {
     const r = initActivation(resolveRoot(p, undefined), { dryRun: false });
-    assert.ok(r.harnesses.every((h) => h.state === 'needs-user-review'));
+    assert.ok(r.integrations.every((h) => h.state === 'needs-user-review'));
   } finally {
     setDirectorySyncForTests(undefined);
   }

@@ -12,14 +12,14 @@ import { hook, hookInput, snapshotTree, statusOf, tempProject, tr } from '../sup
 
 interface InitDoc {
   manifest: string;
-  harnesses: { harness_id: string; state: string; detail?: string }[];
+  integrations: { harness_id: string; state: string; detail?: string }[];
 }
 
 function initCodex(p: string): { manifest: string; state: string; detail?: string } {
   const r = tr(p, ['init', '--json']);
   assert.equal(r.code, 0, r.stderr);
   const doc = json<InitDoc>(r);
-  const h = doc.harnesses.find((x) => x.harness_id === 'codex')!;
+  const h = doc.integrations.find((x) => x.harness_id === 'codex')!;
   return { manifest: doc.manifest, state: h.state, ...(h.detail ? { detail: h.detail } : {}) };
 }
 

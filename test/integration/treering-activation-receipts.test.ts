@@ -45,6 +45,7 @@ function withTemplate(): { p: string; template: Record<string, unknown> } {
 
 test('receipt shape: redacted fields only, no paths, hints or content', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   tr(p, ['init']);
   const r = tr(p, ['integrations', 'preflight', '--harness', 'pi', '--input-json-stdin', '--context-format', 'pi-before-agent-start'], JSON.stringify({ agent_profile: 'pi', workflow_id: 'wf-1', session_id: 'se-1', task_hint: 'deploy checklist for ZEBRA-SECRET-HINT' }));
   assert.equal(r.code, 0, r.stderr);
@@ -72,6 +73,7 @@ test('receipt shape: redacted fields only, no paths, hints or content', () => {
 
 test('a sensitive task hint is refused (sensitive-task-hint) and leaves no receipt', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   tr(p, ['init']);
   const r = tr(p, ['integrations', 'preflight', '--harness', 'pi', '--input-json-stdin', '--context-format', 'pi-before-agent-start'], JSON.stringify({ agent_profile: 'pi', workflow_id: 'w', session_id: 's', task_hint: 'use password=hunter2hunter2' }));
   assert.equal(r.code, 2);
@@ -83,6 +85,7 @@ test('a sensitive task hint is refused (sensitive-task-hint) and leaves no recei
 
 test('stdin requests: capability and claim fields are refused; formats; direct mode', () => {
   const p = tempProject();
+  fs.mkdirSync(path.join(p, '.pi')); // Pi is published only where the project has .pi
   tr(p, ['init']);
   const base = { agent_profile: 'pi', workflow_id: 'w', session_id: 's' };
   for (const extra of [{ capability: 'x' }, { coordinator_capability: 'x' }, { TREE_RING_COORDINATOR_TOKEN: 'x' }, { store_id: 'x' }, { memory_root: '/x' }, { receipt: {} }, { state: 'active' }]) {

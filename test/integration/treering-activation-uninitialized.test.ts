@@ -17,22 +17,22 @@ interface Row {
   next_step: string;
 }
 
-function status(p: string, env?: NodeJS.ProcessEnv): { initialized: boolean; harnesses: Row[] } {
+function status(p: string, env?: NodeJS.ProcessEnv): { initialized: boolean; integrations: Row[] } {
   const r = tr(p, ['integrations', 'status', '--json'], undefined, env);
   assert.equal(r.code, 0, r.stderr);
-  return json<{ initialized: boolean; harnesses: Row[] }>(r);
+  return json<{ initialized: boolean; integrations: Row[] }>(r);
 }
 
 function assertUninitialized(p: string, diagnostic: RegExp, env?: NodeJS.ProcessEnv): void {
   const doc = status(p, env);
   assert.equal(doc.initialized, false);
   for (const h of MAINTAINED_HARNESSES) {
-    const row = doc.harnesses.find((x) => x.harness_id === h)!;
+    const row = doc.integrations.find((x) => x.harness_id === h)!;
     assert.equal(row.state, 'failed', `${h}: ${row.detail}`);
     assert.match(row.detail ?? '', diagnostic, h);
     assert.match(row.next_step, /tree-ring init/, h);
   }
-  for (const h of UNSUPPORTED_HARNESSES) assert.equal(doc.harnesses.find((x) => x.harness_id === h)!.state, 'unsupported', h);
+  for (const h of UNSUPPORTED_HARNESSES) assert.equal(doc.integrations.find((x) => x.harness_id === h)!.state, 'unsupported', h);
 }
 
 test('status in a never-initialised project: every maintained harness is failed, run tree-ring init', () => {

@@ -268,7 +268,7 @@ test('--operation-id: a retry returns the same memory; another write under the i
   const retry = json<Ev>(tr(dir, args, env));
   assert.equal(retry.id, first.id);
   assert.equal(count(dir), 1);
-  fails(tr(dir, ['remember', 'Conflicting retry.', '--event-type', 'lesson', '--scope', 'agent', '--operation-id', 'op-1', '--source-ref', 'runs/1.json'], env), /operation_id/);
+  fails(tr(dir, ['remember', 'Conflicting retry.', '--event-type', 'lesson', '--scope', 'agent', '--operation-id', 'op-1', '--source-ref', 'runs/1.json'], env), /operation_id op-1 is already bound to a different memory write/);
   // The same key in another agent's namespace is a different write.
   ok(tr(dir, args, { ...env, TREE_RING_AGENT_PROFILE: 'worker-b' }));
   assert.equal(count(dir), 2);

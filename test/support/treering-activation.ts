@@ -58,8 +58,8 @@ export function hook(cwd: string, harness: string, input: string, env?: NodeJS.P
 export function statusOf(cwd: string, harness: string, env?: NodeJS.ProcessEnv, extra: string[] = []): Record<string, unknown> {
   const r = tr(cwd, ['integrations', 'status', '--json', '--verbose', ...extra], undefined, env);
   if (r.code !== 0) throw new Error(`status failed: ${r.stderr}`);
-  const doc = JSON.parse(r.stdout) as { harnesses: Record<string, unknown>[] };
-  const h = doc.harnesses.find((x) => x.harness_id === harness);
+  const doc = JSON.parse(r.stdout) as { integrations: Record<string, unknown>[] };
+  const h = doc.integrations.find((x) => x.harness_id === harness);
   if (!h) throw new Error(`no ${harness} in status`);
   return h;
 }

@@ -30,12 +30,12 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   }
   let activation: ActivationInit | undefined;
   if (projectLocal) {
-    activation = initActivation(resolveRoot(ctx.cwd, root.abs), { dryRun });
+    activation = initActivation(resolveRoot(ctx.cwd, root.abs), { dryRun, env: ctx.env });
     data = { ...data, ...activation, root: root.display, activation: activation.manifest };
     lines.push(`Harness activation${dryRun ? ' (dry run)' : ''}: store ${activation.store_id}, manifest ${activation.manifest}`);
     for (const p of activation.created) lines.push(`  created ${p}`);
     for (const p of activation.preserved) lines.push(`  kept ${p}`);
-    for (const h of activation.harnesses) {
+    for (const h of activation.integrations) {
       lines.push(`${h.harness_id}: ${h.state}${h.detail ? ` (${h.detail})` : ''}`);
       lines.push(`  next: ${h.next_step}`);
     }

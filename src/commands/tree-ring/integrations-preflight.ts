@@ -3,17 +3,37 @@
 // as Pi's extension and the Agent Zero plugin call it.
 
 import { randomBytes } from 'node:crypto';
-import { badInput, usageError } from '../../core/errors.js';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { badInput, localState, usageError } from '../../core/errors.js';
 import { optionalString, readBounded, requiredString, screenInput, STDIN_MAX_BYTES } from '../../core/treering/activation/input.js';
 import { runPreflight, type PreflightIdentity } from '../../core/treering/activation/preflight.js';
 import { openPreflightRecall } from '../../core/treering/activation/recall.js';
 import { receiptSummary } from '../../core/treering/activation/receipts.js';
-import { requireManifest } from '../../core/treering/activation/root.js';
+import { loadManifest, requireManifest, resolveRoot } from '../../core/treering/activation/root.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { boolOpt, optionalStringOpt } from '../options.js';
 import { harnessOpt, rootFrom } from './integrations-common.js';
 
 const FORMATS = ['claude-session-start', 'pi-before-agent-start', 'json'] as const;
+
+/**
+ * Whether the store being preflighted is the canonical one of the project at `canonicalRoot`: the same
+ * project root, or a project whose own .tree-ring manifest names the same store id. A canonical root
+ * this process cannot reach is needs-project-mount (an error: no receipt is written).
+ */
+function sameStore(canonicalRoot: string, realProjectRoot: string, storeId: string): boolean {
+  let real: string;
+  try {
+    real = fs.realpathSync.native(canonicalRoot);
+    if (!fs.statSync(real).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw localState('needs-project-mount: the canonical project root is not reachable from this runtime', 'NEEDS_PROJECT_MOUNT');
+  }
+  if (real === realProjectRoot) return true;
+  const other = loadManifest(resolveRoot(real, '.tree-ring'));
+  return other.kind === 'ok' && other.manifest.store_id === storeId;
+}
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const harness = harnessOpt(inv);
@@ -41,8 +61,10 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   }
   const root = rootFrom(ctx, inv);
   const manifest = requireManifest(root);
+  const canonical = optionalStringOpt(inv, 'canonical-project-root');
+  const isolated = canonical !== undefined && !sameStore(path.resolve(ctx.cwd, canonical), root.realProjectRoot, manifest.store_id);
   const recall = await openPreflightRecall(root.memoryRoot);
-  const r = await runPreflight({ root, manifest, harness, identity, ...(taskHint !== undefined ? { taskHint } : {}), recall, env: ctx.env });
+  const r = await runPreflight({ root, manifest, harness, identity, ...(taskHint !== undefined ? { taskHint } : {}), recall, env: ctx.env, isolated });
   const response = { context: r.context, state: r.state, receipt: receiptSummary(r.receipt) };
   if (stdinMode) {
     if (format === 'claude-session-start') return { raw: JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: r.context } }) + '\n' };

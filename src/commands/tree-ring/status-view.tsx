@@ -19,7 +19,7 @@ export function StatusTable({ report }: { report: StatusReport }) {
   return (
     <Box flexDirection="column">
       <Text bold>{report.initialized ? `Tree Ring activation · store ${report.store_id}` : 'Tree Ring activation · not initialized'}</Text>
-      {report.harnesses.map((h) => (
+      {report.integrations.map((h) => (
         <Box key={h.harness_id} flexDirection="column" marginTop={1}>
           <Box>
             <Box width={14}>

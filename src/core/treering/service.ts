@@ -85,6 +85,14 @@ function unwrap<T>(o: Outcome<T>): T {
   return o.value;
 }
 
+/**
+ * Upstream's text for a reused operation id with another write intent (put_with_idempotency in the
+ * upstream SQLite crate, 0.15.x); coordinated clients match on it.
+ */
+export function operationConflictMessage(operationId: string): string {
+  return `operation_id ${operationId} is already bound to a different memory write`;
+}
+
 export interface StoredEvent {
   memory: MemoryEvent;
   /** False when an idempotent retry returned the event stored by an earlier attempt. */
@@ -99,7 +107,7 @@ export function storeEvent(root: string, e: MemoryEvent, ctx: WriteContext, acti
         if (e.operation_id !== null) {
           const existing = findByOperationNamespace(db, e, e.operation_id);
           if (existing) {
-            if (!sameWriteIntent(existing, e)) return { ok: false, error: conflict('operation_id was already used for a different memory', 'OPERATION_CONFLICT') };
+            if (!sameWriteIntent(existing, e)) return { ok: false, error: conflict(operationConflictMessage(e.operation_id), 'OPERATION_CONFLICT') };
             return { ok: true, value: { memory: existing, created: false } };
           }
         }

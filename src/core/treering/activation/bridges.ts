@@ -110,6 +110,29 @@ export default function treeRingMemory(pi: any) {
 `;
 }
 
+/** Where upstream's skill bridges live: Codex and Pi share the first, Claude Code has its own. */
+export const AGENTS_SKILL_PATH = '.agents/skills/tree-ring-memory/SKILL.md';
+export const CLAUDE_SKILL_PATH = '.claude/skills/tree-ring-memory/SKILL.md';
+
+/**
+ * The skill bridge upstream publishes for Codex, Claude Code and Pi, byte for byte (SKILL_BRIDGE in
+ * crates/tree-ring-memory-cli/src/activation/bridge.rs, 0.15.x): it points the harness at the
+ * project-local guidance and its preflight, and claims nothing about activation.
+ */
+export function skillBridge(): string {
+  return [
+    '---',
+    'name: tree-ring-memory',
+    'description: Use the canonical project-local Tree Ring Memory guidance and preflight contract.',
+    '---',
+    '',
+    '# Tree Ring Memory',
+    '',
+    'Read `.tree-ring/SKILL.md`, `.tree-ring/AGENTS.md`, and `.tree-ring/CLI.md` from this project. Before substantive work, use the project-local Tree Ring preflight interface for this harness. Treat configured guidance as non-active until a receipt-producing preflight succeeds.',
+    '',
+  ].join('\n');
+}
+
 export interface AgentZeroBinding {
   readonly store_id: string;
   readonly project_root_fingerprint: string;
@@ -153,13 +176,32 @@ export function desiredBridge(harness: MaintainedHarness, binding: AgentZeroBind
       return {
         harness,
         bridgePath: '.codex/hooks.json',
-        files: [{ path: '.codex/hooks.json', bytes: codexHooksJson(), mode: 0o644 }],
+        files: [
+          { path: AGENTS_SKILL_PATH, bytes: skillBridge(), mode: 0o644 },
+          { path: '.codex/hooks.json', bytes: codexHooksJson(), mode: 0o644 },
+        ],
         blocks: [{ path: 'AGENTS.md', block_id: AGENTS_BLOCK_ID, text: agentsBlock() }],
       };
     case 'claude-code':
-      return { harness, bridgePath: '.claude/settings.json', files: [{ path: '.claude/settings.json', bytes: claudeSettingsJson(), mode: 0o644 }], blocks: [] };
+      return {
+        harness,
+        bridgePath: '.claude/settings.json',
+        files: [
+          { path: CLAUDE_SKILL_PATH, bytes: skillBridge(), mode: 0o644 },
+          { path: '.claude/settings.json', bytes: claudeSettingsJson(), mode: 0o644 },
+        ],
+        blocks: [],
+      };
     case 'pi':
-      return { harness, bridgePath: '.pi/extensions/tree-ring-memory.ts', files: [{ path: '.pi/extensions/tree-ring-memory.ts', bytes: piExtension(), mode: 0o644 }], blocks: [] };
+      return {
+        harness,
+        bridgePath: '.pi/extensions/tree-ring-memory.ts',
+        files: [
+          { path: AGENTS_SKILL_PATH, bytes: skillBridge(), mode: 0o644 },
+          { path: '.pi/extensions/tree-ring-memory.ts', bytes: piExtension(), mode: 0o644 },
+        ],
+        blocks: [],
+      };
     case 'agent-zero':
       return { harness, bridgePath: AGENT_ZERO_BINDING, files: [{ path: AGENT_ZERO_BINDING, bytes: agentZeroBindingJson(binding), mode: 0o644 }], blocks: [] };
   }

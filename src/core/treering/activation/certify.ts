@@ -16,7 +16,7 @@ export interface CertifyResult {
 export function certify(root: ActivationRoot, env: NodeJS.ProcessEnv, now: Date): CertifyResult {
   const m = requireManifest(root);
   const report = deriveStatus(root, env, now, true);
-  const harnesses = report.harnesses.map((h) => {
+  const harnesses = report.integrations.map((h) => {
     const proof = h.state === 'active' ? harnessProof(root, m, h.harness_id, now) : undefined;
     return {
       harness_id: h.harness_id,

@@ -97,7 +97,11 @@ export const AGENT_ZERO_DESCRIPTOR_MAX_BYTES = 16 * 1024;
 
 /**
  * Released plugin versions and the Tree Ring series each declares (minimum CLI version and minor
- * series). A descriptor qualifies only when it names one of these rows exactly and this CLI's version
+ * series), checked against upstream: 3.1.0 to 3.3.1 against the core's own table
+ * (AGENT_ZERO_CAPABILITY_CONTRACTS in crates/tree-ring-memory-cli/src/activation/adapters.rs, 0.15.4);
+ * 3.4.0 (min 0.15.5) and 3.4.1 (min 0.15.6) against each release's activation-capability.json in
+ * the tree-ring-memory-agent-zero plugin; 3.4.2 (min 0.15.12) against the core's
+ * tests/agent_zero_342_acceptance.rs, the newest contract. A descriptor qualifies only when it names one of these rows exactly and this CLI's version
  * lies in that series at or above the minimum, so an old plugin release cannot pair with a newer core.
  */
 export const AGENT_ZERO_COMPATIBILITY: readonly { plugin: string; min: string; minor: string }[] = [
@@ -105,8 +109,9 @@ export const AGENT_ZERO_COMPATIBILITY: readonly { plugin: string; min: string; m
   { plugin: '3.2.0', min: '0.15.3', minor: '0.15' },
   { plugin: '3.3.0', min: '0.15.3', minor: '0.15' },
   { plugin: '3.3.1', min: '0.15.3', minor: '0.15' },
-  { plugin: '3.4.0', min: '0.15.6', minor: '0.15' },
+  { plugin: '3.4.0', min: '0.15.5', minor: '0.15' },
   { plugin: '3.4.1', min: '0.15.6', minor: '0.15' },
+  { plugin: '3.4.2', min: '0.15.12', minor: '0.15' },
 ];
 
 /** The exact command the passive binding names; the plugin runs it with JSON stdin and stdout. */

@@ -3,6 +3,7 @@
 // capture checkpoint block; a continuation (stop_hook_active) answers {}. This is the hot path: it
 // imports nothing heavy (no ink, react, dockerode, execa or zod).
 
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { badInput, localState } from '../../errors.js';
@@ -62,36 +63,55 @@ export function parseHookEvent(bytes: Uint8Array, harness: HookHarness, root: Ac
 }
 
 function shQuote(s: string): string {
-  return /^[A-Za-z0-9._:@\/-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-export function checkpointReason(project: string, id: PreflightIdentity, checkpointId: string): string {
+/** Double-quoted as upstream writes its identity values; a value a shell would expand is single-quoted. */
+function dq(s: string): string {
+  for (const c of s) if (c === '"' || c === '$' || c === '`' || c === '\\' || c === '!') return shQuote(s);
+  return `"${s}"`;
+}
+
+/**
+ * The Stop checkpoint's reason, in upstream's layout (render_capture_checkpoint and PROJECT_RUNTIME in
+ * crates/tree-ring-memory-cli/src/activation/lifecycle.rs, 0.15.x): the request on the first line,
+ * the capture command on the second with its placeholders, the rules after. The command prefers the
+ * project-local launcher and falls back to `tree-ring` on PATH. Where upstream derives the project
+ * root from git (or the working directory) when the agent runs it, this one names it absolutely, so
+ * that an agent whose shell is in a subdirectory of a project without git reaches the same store.
+ */
+export function checkpointReason(project: string, id: PreflightIdentity, checkpointId: string, projectRoot: string): string {
+  const runtime = `project_root=${shQuote(projectRoot)}; tree_ring="$project_root/.tree-ring/bin/tree-ring"; if [ ! -x "$tree_ring" ]; then tree_ring=tree-ring; fi`;
   const cmd =
-    `.tree-ring/bin/tree-ring --root .tree-ring capture '<one concise durable sentence>' --event-type lesson|decision|preference|correction|warning|seed ` +
-    `--ring cambium|scar|seed --project ${shQuote(project)} --agent-profile ${shQuote(id.agent_profile)} --workflow-id ${shQuote(id.workflow_id)} ` +
-    `--session-id ${shQuote(id.session_id)} --operation-id ${shQuote(`auto-${checkpointId}-N`)} --source-ref ${shQuote(`agent-checkpoint:${checkpointId}`)}`;
+    `${runtime}; "$tree_ring" --root "$project_root/.tree-ring" capture "<concise summary>" --event-type <preference|decision|lesson|warning|correction|seed> ` +
+    `--ring <cambium|scar|seed> --project ${dq(project)} --agent-profile ${dq(id.agent_profile)} --workflow-id ${dq(id.workflow_id)} ` +
+    `--session-id ${dq(id.session_id)} --operation-id auto-${checkpointId}-<1|2|3> --source-ref agent-checkpoint:${checkpointId}`;
   return [
-    'Tree Ring automatic capture checkpoint: before you stop, review only outcomes already in your working context.',
-    'Submit zero to three concise durable candidates, one capture command each (N = 1, 2, 3). Pair event type and ring:',
-    'lesson, decision, preference or correction with cambium; warning with scar; seed with seed.',
+    `Tree Ring automatic capture checkpoint ${checkpointId}. Before stopping, review only the durable outcomes already available in your working context. ` +
+      'For zero to three genuinely reusable normal-sensitivity preferences, decisions, validated lessons, warnings, corrections, or future seeds, run one strict capture command per candidate:',
     cmd,
-    'Zero is correct when nothing reusable occurred. Never store a transcript, a secret or invented memory. Then finish your response.',
+    'Use the same indexed operation ID only when retrying that same candidate. Use only `tree-ring capture` for this automatic checkpoint; `remember` and `evidence` remain separate manual surfaces. ' +
+      'If nothing durable occurred, write nothing and finish; never invent memory. Never store raw prompts, transcripts, tool logs, secrets, or sensitive data, and do not start a background recorder. ' +
+      'After this checkpoint, finish the response.',
   ].join('\n');
 }
 
 export type HookAnswer = { kind: 'silent' } | { kind: 'json'; body: string };
 
 export async function runHook(root: ActivationRoot, harness: HookHarness, stdin: Uint8Array, processCwd: string, env: NodeJS.ProcessEnv, recall: () => Promise<PreflightRecall>): Promise<HookAnswer> {
+  // The input is validated first, as upstream does: `{}`, a root- or capability-bearing field and a
+  // cwd outside the project are refused even where the project never opted in.
+  const ev = parseHookEvent(stdin, harness, root, processCwd);
   // A genuinely absent root means the project never opted in: succeed silently, create nothing.
   if (rootKind(root) === 'absent') return { kind: 'silent' };
   const manifest = requireManifest(root);
   if (!manifest.harnesses[harness]) throw localState(`${harness} has no managed activation record`, 'NOT_ACTIVATED');
-  const ev = parseHookEvent(stdin, harness, root, processCwd);
   if (ev.event === 'Stop' || ev.event === 'SubagentStop') {
     if (ev.stopHookActive) return { kind: 'json', body: '{}\n' };
-        // One checkpoint id per stop attempt: retries of the same capture reuse its operation ids.
-    const checkpointId = `${ev.identity.session_id.slice(0, 64)}-${Date.now().toString(36)}`;
-    return { kind: 'json', body: JSON.stringify({ decision: 'block', reason: checkpointReason(projectAlias(path.basename(root.realProjectRoot)), ev.identity, checkpointId) }) + '\n' };
+    // One checkpoint id per stop attempt: retries of the same candidate reuse its operation id.
+    const checkpointId = randomUUID();
+    const reason = checkpointReason(projectAlias(path.basename(root.realProjectRoot)), ev.identity, checkpointId, root.realProjectRoot);
+    return { kind: 'json', body: JSON.stringify({ decision: 'block', reason }) + '\n' };
   }
   const r = await runPreflight({ root, manifest, harness, identity: ev.identity, recall: await recall(), env });
   return { kind: 'json', body: JSON.stringify({ hookSpecificOutput: { hookEventName: ev.event, additionalContext: r.context } }) + '\n' };

@@ -10,13 +10,14 @@ import { localState } from '../../errors.js';
 import { sha256Hex } from '../../crypto/digest.js';
 import { TREE_RING_VERSION } from '../../../version.js';
 import { AGENTS_BLOCK_ID, ACTIVATION_PROTOCOL_VERSION, ACTIVATION_SCHEMA_VERSION, ADAPTERS, MAINTAINED_HARNESSES, type ActivationState, type MaintainedHarness } from './constants.js';
-import { desiredBridge, findBlock, recordFor } from './bridges.js';
+import { agentsBlock, desiredBridge, findBlock, recordFor } from './bridges.js';
 import { projectRootFingerprint, type ManagedBlock, type OwnedFile } from './fingerprint.js';
 import { launcherScript, LAUNCHER_PATH } from './launcher.js';
 import { sameManifest, serializeManifest, MANIFEST_FILE, type ActivationManifest, type HarnessRecord } from './manifest.js';
 import type { PublishOutcome } from './projectfs.js';
 import { loadManifest, rootKind, type ActivationRoot } from './root.js';
-import { deriveHarnessStatus, nextStep, harnessProof } from './status.js';
+import { deriveHarnessStatus, nextStep, harnessProof, piDetected, PI_NOT_DETECTED_STEP } from './status.js';
+import { checkAgentZeroDescriptor } from './agent-zero.js';
 import { receiptSummary, type ReceiptSummary } from './receipts.js';
 
 const MANIFEST_REL = `.tree-ring/${MANIFEST_FILE}`;
@@ -45,7 +46,8 @@ export interface InitResult {
   readonly manifest: 'created' | 'unchanged' | 'needs-user-review' | 'would-create';
   readonly created: string[];
   readonly preserved: string[];
-  readonly harnesses: HarnessOutcome[];
+  /** One outcome per maintained harness, under upstream's key. */
+  readonly integrations: HarnessOutcome[];
 }
 
 /**
@@ -106,8 +108,10 @@ function publishAll(root: ActivationRoot, writes: HarnessPlan['writes']): { crea
   let indeterminate = false;
   for (const w of writes) {
     const o: PublishOutcome = root.pfs.publish(w.path, w.bytes, w.mode);
-    if (o === 'exists') raced.push(w.path);
-    else created.push(w.path);
+    // Codex and Pi own the same skill bridge: a copy with our exact bytes is already in place.
+    if (o === 'exists') {
+      if (root.pfs.kind(w.path) !== 'file' || root.pfs.read(w.path)?.toString('utf8') !== w.bytes) raced.push(w.path);
+    } else created.push(w.path);
     if (o === 'indeterminate') indeterminate = true;
   }
   return { created, raced, indeterminate };
@@ -115,6 +119,8 @@ function publishAll(root: ActivationRoot, writes: HarnessPlan['writes']): { crea
 
 export interface InitOptions {
   readonly dryRun: boolean;
+  /** For the Agent Zero plugin's descriptor (TREE_RING_AGENT_ZERO_PLUGIN_MANIFEST). */
+  readonly env?: NodeJS.ProcessEnv;
   readonly nodePath?: string;
   readonly cliPath?: string;
 }
@@ -134,7 +140,10 @@ export function initActivation(root: ActivationRoot, opts: InitOptions): InitRes
     created.push('.tree-ring/');
   }
 
-  const plans = MAINTAINED_HARNESSES.map((h) => planHarness(root, h, storeId, fingerprint, existing?.harnesses[h]));
+  // Pi is planned only where the project has its marker (upstream's detection); a manifest that
+  // already records Pi keeps being checked against it.
+  const planned = MAINTAINED_HARNESSES.filter((h) => h !== 'pi' || piDetected(root) || existing?.harnesses.pi !== undefined);
+  const plans = planned.map((h) => planHarness(root, h, storeId, fingerprint, existing?.harnesses[h]));
   const outcomes = new Map<MaintainedHarness, HarnessOutcome>();
   const records: Record<string, HarnessRecord> = {};
 
@@ -173,8 +182,14 @@ export function initActivation(root: ActivationRoot, opts: InitOptions): InitRes
       }
     } else if (opts.dryRun) changed = writes.map((w) => w.path);
     created.push(...(opts.dryRun ? [] : changed));
+    // The persisted Agent Zero record stays the passive needs-plugin binding; with the plugin's
+    // valid descriptor present the reported state is the one its status derives (upstream:
+    // tests/agent_zero_342_acceptance.rs).
+    if (p.harness === 'agent-zero' && state === 'needs-plugin' && checkAgentZeroDescriptor(opts.env ?? {}, root.realProjectRoot).ok) state = 'configured-awaiting-proof';
     outcomes.set(p.harness, { harness_id: p.harness, state, changed_paths: changed, ...(detail ? { detail } : {}), next_step: nextStep(state, p.harness) });
   }
+  if (!planned.includes('pi'))
+    outcomes.set('pi', { harness_id: 'pi', state: 'unsupported', changed_paths: [], detail: 'Pi is not detected in this project (no .pi or pi.toml)', next_step: PI_NOT_DETECTED_STEP });
 
   const manifest: ActivationManifest = existing ?? {
     schema_version: ACTIVATION_SCHEMA_VERSION,
@@ -226,7 +241,7 @@ export function initActivation(root: ActivationRoot, opts: InitOptions): InitRes
     manifest: manifestOutcome,
     created,
     preserved,
-    harnesses: MAINTAINED_HARNESSES.map((h) => outcomes.get(h)!),
+    integrations: MAINTAINED_HARNESSES.map((h) => outcomes.get(h)!),
   };
 }
 
@@ -240,6 +255,8 @@ export interface ActivateResult {
   readonly detail?: string;
   readonly next_step: string;
   readonly receipt?: ReceiptSummary;
+  /** With --accept-managed-block: the exact block to add to the project's AGENTS.md by hand. */
+  readonly managed_block?: string;
 }
 
 export function requireInitialized(root: ActivationRoot): ActivationManifest {
@@ -250,14 +267,40 @@ export function requireInitialized(root: ActivationRoot): ActivationManifest {
   return loaded.manifest;
 }
 
-export function activateHarness(root: ActivationRoot, harness: MaintainedHarness, dryRun: boolean, env: NodeJS.ProcessEnv, now: Date): ActivateResult {
+/** Upstream's next step for a dry-run plan of a maintained adapter (activation/adapters.rs, 0.15.x). */
+export const PLAN_NEXT_STEP = 'Apply the reviewed bridge plan, then complete adapter-specific preflight and receipt verification.';
+/** Upstream's next step for Agent Zero while its passive binding waits for the plugin. */
+export const AGENT_ZERO_PLAN_NEXT_STEP = 'Install or enable the compatible separate tree_ring_memory Agent Zero plugin.';
+/** The retry upstream names when the project's own AGENTS.md has no Tree Ring block (bridge.rs). */
+export const CODEX_RETRY = 'tree-ring integrations activate --harness codex --accept-managed-block';
+
+export interface ActivateOptions {
+  readonly dryRun: boolean;
+  /**
+   * The user accepts Tree Ring's managed block in the project's own AGENTS.md. Publication stays
+   * create-only, so the file is never edited: the result carries the exact block to add by hand.
+   */
+  readonly acceptManagedBlock?: boolean;
+}
+
+export function activateHarness(root: ActivationRoot, harness: MaintainedHarness, opts: ActivateOptions, env: NodeJS.ProcessEnv, now: Date): ActivateResult {
+  const dryRun = opts.dryRun;
   const m = requireInitialized(root);
   const prior = m.harnesses[harness];
   // Missing owned material is planned as if absent, so compare against what init would record.
   const plan = planHarness(root, harness, m.store_id, m.project_root_fingerprint, prior);
-  const review = (detail: string): ActivateResult => ({ harness_id: harness, dry_run: dryRun, state: 'needs-user-review', changed_paths: [], detail, next_step: nextStep('needs-user-review', harness) });
+  const review = (detail: string, next = nextStep('needs-user-review', harness)): ActivateResult => ({ harness_id: harness, dry_run: dryRun, state: 'needs-user-review', changed_paths: [], detail, next_step: next });
   if (!prior) return review('no managed activation record; adding one would mutate .tree-ring/activation.json');
-  if (plan.conflicts.length > 0) return review(plan.conflicts.join('; '));
+  if (plan.conflicts.length > 0) {
+    if (harness === 'codex' && unmanagedAgentsFile(root)) {
+      if (!opts.acceptManagedBlock) return review(plan.conflicts.join('; '), `review the managed block, then run ${CODEX_RETRY}`);
+      return {
+        ...review(plan.conflicts.join('; '), 'publication never edits an existing file: add managed_block to AGENTS.md by hand, exactly once; the Codex record in .tree-ring/activation.json (never rewritten) then needs reconciling by hand too'),
+        managed_block: agentsBlock(),
+      };
+    }
+    return review(plan.conflicts.join('; '));
+  }
   if (JSON.stringify(prior) !== JSON.stringify(plan.record)) return review(`the recorded ${ADAPTERS[harness].displayName} bridge differs from what this CLI would publish; review .tree-ring/activation.json and ${prior.bridge_path}`);
   let changed: string[] = plan.writes.map((w) => w.path);
   let detail: string | undefined;
@@ -270,21 +313,34 @@ export function activateHarness(root: ActivationRoot, harness: MaintainedHarness
   const status = deriveHarnessStatus(root, m, harness, env, now, false);
   const proof = harnessProof(root, m, harness, now);
   const receipt = status.state === 'active' && proof.newest ? receiptSummary(proof.newest) : undefined;
-  const next =
-    status.state === 'active'
-      ? status.next_step
-      : status.state === 'configured-awaiting-proof'
-        ? `open a new ${ADAPTERS[harness].displayName} session, then check tree-ring integrations status --verbose`
-        : status.next_step;
+  // Agent Zero's binding is passive: activation reports its persisted needs-plugin state even with
+  // the plugin's descriptor present (upstream: tests/agent_zero_342_acceptance.rs); only the
+  // plugin's own status and preflight go further.
+  const state = harness === 'agent-zero' && status.state === 'configured-awaiting-proof' ? 'needs-plugin' : status.state;
+  let next: string;
+  if (dryRun && state !== 'active') next = harness === 'agent-zero' && status.state === 'needs-plugin' ? AGENT_ZERO_PLAN_NEXT_STEP : PLAN_NEXT_STEP;
+  else if (state === 'configured-awaiting-proof') next = `open a new ${ADAPTERS[harness].displayName} session, then check tree-ring integrations status --verbose`;
+  else if (harness === 'agent-zero' && status.state === 'configured-awaiting-proof') next = nextStep('configured-awaiting-proof', harness);
+  else next = status.next_step;
   return {
     harness_id: harness,
     dry_run: dryRun,
-    state: dryRun && changed.length > 0 ? prior.state : status.state,
+    state: dryRun && changed.length > 0 ? prior.state : state,
     changed_paths: changed,
     ...(status.detail ? { detail: status.detail } : {}),
     next_step: next,
     ...(receipt ? { receipt } : {}),
   };
+}
+
+/** True when the root AGENTS.md is a regular file with no Tree Ring block: the project's own file. */
+function unmanagedAgentsFile(root: ActivationRoot): boolean {
+  try {
+    if (root.pfs.kind('AGENTS.md') !== 'file') return false;
+    return findBlock(root.pfs.read('AGENTS.md')!.toString('utf8')) === undefined;
+  } catch {
+    return false;
+  }
 }
 
 export interface DeactivateResult {

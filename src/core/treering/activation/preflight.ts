@@ -42,11 +42,16 @@ export interface PreflightInput {
   readonly recall: PreflightRecall;
   readonly env: NodeJS.ProcessEnv;
   readonly now?: () => Date;
+  /**
+   * The store preflighted is not the project's canonical one (`--canonical-project-root` named
+   * another): the receipt proves active-isolated, never active.
+   */
+  readonly isolated?: boolean;
 }
 
 export interface PreflightResult {
   readonly context: string;
-  readonly state: 'active';
+  readonly state: 'active' | 'active-isolated';
   readonly receipt: Receipt;
   readonly includedIds: readonly string[];
 }
@@ -141,7 +146,8 @@ export async function runPreflight(input: PreflightInput): Promise<PreflightResu
   if (harness === 'agent-zero') {
     if (rec.state !== 'needs-plugin') throw localState('the Agent Zero record is not the passive needs-plugin binding', 'AGENT_ZERO_BINDING');
     const d = checkAgentZeroDescriptor(input.env, root.realProjectRoot);
-    if (!d.ok) throw localState(`needs-plugin: ${d.reason}`, 'NEEDS_PLUGIN');
+    // "not eligible for preflight": upstream's words, which its plugin acceptance tests match.
+    if (!d.ok) throw localState(`needs-plugin: the Agent Zero plugin is not eligible for preflight (${d.reason})`, 'NEEDS_PLUGIN');
   }
   const material = checkInstalledMaterial(root.pfs, harness, rec);
   if (!material.ok) throw localState(`${harness} bridge does not verify: ${material.detail}`, 'BRIDGE_MISMATCH');
@@ -171,7 +177,7 @@ export async function runPreflight(input: PreflightInput): Promise<PreflightResu
     project_root_fingerprint: manifest.project_root_fingerprint,
     worker_key_fingerprint: workerKeyFingerprint(harness, input.identity.agent_profile),
     session: { agent_profile: input.identity.agent_profile, workflow_id: input.identity.workflow_id, session_id: input.identity.session_id },
-    state: 'active',
+    state: input.isolated ? 'active-isolated' : 'active',
     query_class: queryClass,
     result_count: included.length,
     selected_memory_ids_sha256: selectedIdsDigest(included),
@@ -185,9 +191,9 @@ export async function runPreflight(input: PreflightInput): Promise<PreflightResu
     // Verify what reached the disk with the same rules status applies, so success means proof.
     const written = root.pfs.read(rel);
     const verdict = written ? verifyReceipt(parseReceipt(written), manifest, harness, material.fingerprint, now()) : undefined;
-    if (!verdict || !verdict.ok || verdict.isolated) throw localState('the written receipt does not verify', 'RECEIPT_VERIFY');
+    if (!verdict || !verdict.ok || verdict.isolated !== (input.isolated === true)) throw localState('the written receipt does not verify', 'RECEIPT_VERIFY');
     pruneReceipts(root.pfs, harness, receipt.worker_key_fingerprint, now());
   });
   if (published.outcome === 'exists') throw localState('receipt id collision; retry', 'RECEIPT_EXISTS');
-  return { context, state: 'active', receipt, includedIds: included };
+  return { context, state: receipt.state === 'active-isolated' ? 'active-isolated' : 'active', receipt, includedIds: included };
 }

@@ -148,7 +148,9 @@ export function verifyReceipt(r: Receipt, m: ActivationManifest, harness: string
   if (!(t <= now.getTime()) || !(t > now.getTime() - RECEIPT_RETENTION_MS)) return { ok: false, rule: 8, reason: 'receipt is in the future or expired' };
   // A receipt for another accessible store is never proof for this one; it can only show isolation.
   if (otherStore) return r.state === 'active-isolated' ? { ok: true, isolated: true } : { ok: false, rule: 4, reason: 'store mismatch' };
-  if (r.state !== 'active') return { ok: false, rule: 7, reason: 'receipt state does not match this store' };
+  // This store's own receipt from a preflight that named another canonical project store
+  // (`preflight --canonical-project-root`): proof of an isolated store, never of the shared one.
+  if (r.state === 'active-isolated') return { ok: true, isolated: true };
   return { ok: true, isolated: false };
 }
 

@@ -19,7 +19,15 @@ export interface ActivationRoot {
 
 export type RootKind = 'absent' | 'dir';
 
-export function resolveRoot(cwd: string, rootOpt: string | undefined): ActivationRoot {
+export interface ResolveOptions {
+  /**
+   * Status only: a project root this process cannot reach is an answer (needs-project-mount), not an
+   * error. The returned root then has `reachable: false` and its real path is the lexical one.
+   */
+  readonly allowUnreachable?: boolean;
+}
+
+export function resolveRoot(cwd: string, rootOpt: string | undefined, opts: ResolveOptions = {}): ActivationRoot & { readonly reachable: boolean } {
   const memoryRoot = path.resolve(cwd, rootOpt ?? '.tree-ring');
   if (path.basename(memoryRoot) !== '.tree-ring') throw usageError(`--root must name a project-local .tree-ring directory (got ${JSON.stringify(rootOpt)})`, 'ROOT_NOT_PROJECT_LOCAL');
   const projectRoot = path.dirname(memoryRoot);
@@ -31,10 +39,13 @@ export function resolveRoot(cwd: string, rootOpt: string | undefined): Activatio
     // hook process would compile and run on each event for the same answer.
     realProjectRoot = fs.realpathSync.native(projectRoot);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw localState('the project root does not exist', 'PROJECT_ROOT');
+    const code = (e as NodeJS.ErrnoException).code;
+    const unreachable = code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR';
+    if (opts.allowUnreachable && unreachable) return { memoryRoot, projectRoot, realProjectRoot: projectRoot, pfs: new ProjectFs(projectRoot), reachable: false };
+    if (code === 'ENOENT') throw localState('the project root does not exist', 'PROJECT_ROOT');
     throw e;
   }
-  return { memoryRoot, projectRoot, realProjectRoot, pfs: new ProjectFs(projectRoot) };
+  return { memoryRoot, projectRoot, realProjectRoot, pfs: new ProjectFs(projectRoot), reachable: true };
 }
 
 /** 'absent' only when nothing is there; a symlink, file or other entry is an error requiring repair. */

@@ -19,6 +19,8 @@ import { listReceipts, newestFirst, verifyReceipt, type Receipt } from './receip
 import { loadManifest, rootKind, type ActivationRoot } from './root.js';
 
 export interface HarnessStatus {
+  /** Upstream's key for the adapter id (IntegrationStatusEntry.id); harness_id says the same. */
+  readonly id: string;
   readonly harness_id: string;
   readonly name: string;
   readonly state: ActivationState;
@@ -35,14 +37,16 @@ export interface StatusReport {
   readonly root: string;
   readonly initialized: boolean;
   readonly store_id?: string;
-  readonly harnesses: readonly HarnessStatus[];
+  /** One row per harness, under upstream's key (IntegrationStatusActionReport.integrations). */
+  readonly integrations: readonly HarnessStatus[];
 }
 
 export function nextStep(state: ActivationState, harness: string): string {
   const name = (ADAPTERS as Record<string, { displayName: string }>)[harness]?.displayName ?? harness;
   switch (state) {
     case 'active':
-      return `none: new ${name} sessions receive scoped project memory`;
+      // Upstream's text (tests/activation_outcome_acceptance.rs, 0.15.12): clients look for it.
+      return `No action required: new ${name} sessions receive scoped project memory`;
     case 'configured-awaiting-proof':
       return harness === 'agent-zero'
         ? 'start a new Agent Zero session in this project; the tree_ring_memory plugin runs preflight'
@@ -62,6 +66,21 @@ export function nextStep(state: ActivationState, harness: string): string {
     case 'failed':
       return 'repair the reported problem, then run tree-ring integrations status again';
   }
+}
+
+/** Upstream's Pi markers (activation/adapters.rs): a `.pi` directory or a `pi.toml` in the project root. */
+export const PI_MARKERS = ['.pi', 'pi.toml'] as const;
+
+export const PI_NOT_DETECTED_STEP = 'to use Pi, create .pi before tree-ring init first creates the activation manifest (an existing manifest is never rewritten)';
+
+export function piDetected(root: ActivationRoot): boolean {
+  return PI_MARKERS.some((m) => {
+    try {
+      return root.pfs.kind(m) !== 'absent';
+    } catch {
+      return true;
+    }
+  });
 }
 
 export interface Proof {
@@ -92,14 +111,20 @@ export function harnessProof(root: ActivationRoot, m: ActivationManifest, harnes
 }
 
 function row(harness: string, name: string, state: ActivationState, extra: Partial<HarnessStatus> = {}): HarnessStatus {
-  return { harness_id: harness, name, state, ...extra, next_step: extra.next_step ?? nextStep(state, harness) };
+  return { id: harness, harness_id: harness, name, state, ...extra, next_step: extra.next_step ?? nextStep(state, harness) };
 }
 
 export function deriveHarnessStatus(root: ActivationRoot, m: ActivationManifest, harness: MaintainedHarness, env: NodeJS.ProcessEnv, now: Date, verbose: boolean): HarnessStatus {
   const a = ADAPTERS[harness];
   const rec = m.harnesses[harness];
   const base = { capability: a.capability, adapter_version: a.adapterVersion } as Partial<HarnessStatus>;
-  if (!rec) return row(harness, a.displayName, 'needs-user-review', { ...base, detail: 'no managed activation record in .tree-ring/activation.json' });
+  if (!rec) {
+    // Pi is detected only by its project marker (as upstream's adapter registry does); a project
+    // without one gets no Pi bridge, so there is nothing to review.
+    if (harness === 'pi' && !piDetected(root))
+      return row(harness, a.displayName, 'unsupported', { ...base, detail: 'Pi is not detected in this project (no .pi or pi.toml)', next_step: PI_NOT_DETECTED_STEP });
+    return row(harness, a.displayName, 'needs-user-review', { ...base, detail: 'no managed activation record in .tree-ring/activation.json' });
+  }
   const withBridge = { ...base, bridge_path: rec.bridge_path };
   if (rec.adapter_version !== a.adapterVersion)
     return row(harness, a.displayName, 'needs-user-review', { ...withBridge, detail: `managed definitions are adapter version ${rec.adapter_version}; this CLI maintains version ${a.adapterVersion}` });
@@ -135,7 +160,7 @@ export function deriveStatus(root: ActivationRoot, env: NodeJS.ProcessEnv, now: 
     return {
       root: '.tree-ring',
       initialized: false,
-      harnesses: [...MAINTAINED_HARNESSES.map((h) => row(h, ADAPTERS[h].displayName, 'needs-project-mount', { detail: 'the project root is not reachable' })), ...unsupported],
+      integrations: [...MAINTAINED_HARNESSES.map((h) => row(h, ADAPTERS[h].displayName, 'needs-project-mount', { detail: 'the project root is not reachable' })), ...unsupported],
     };
   }
   // Never initialised: the project root is reachable (so not needs-project-mount, Agent Zero included)
@@ -145,7 +170,7 @@ export function deriveStatus(root: ActivationRoot, env: NodeJS.ProcessEnv, now: 
     return {
       root: '.tree-ring',
       initialized: false,
-      harnesses: [
+      integrations: [
         ...MAINTAINED_HARNESSES.map((h) => row(h, ADAPTERS[h].displayName, 'failed', { detail: 'no .tree-ring root in this project', next_step: 'run tree-ring init in the project root' })),
         ...unsupported,
       ],
@@ -158,7 +183,7 @@ export function deriveStatus(root: ActivationRoot, env: NodeJS.ProcessEnv, now: 
     return {
       root: '.tree-ring',
       initialized: false,
-      harnesses: [...MAINTAINED_HARNESSES.map((h) => row(h, ADAPTERS[h].displayName, state, { detail, ...(loaded.kind === 'absent' ? { next_step: 'run tree-ring init' } : {}) })), ...unsupported],
+      integrations: [...MAINTAINED_HARNESSES.map((h) => row(h, ADAPTERS[h].displayName, state, { detail, ...(loaded.kind === 'absent' ? { next_step: 'run tree-ring init' } : {}) })), ...unsupported],
     };
   }
   const m = loaded.manifest;
@@ -166,6 +191,6 @@ export function deriveStatus(root: ActivationRoot, env: NodeJS.ProcessEnv, now: 
     root: '.tree-ring',
     initialized: true,
     store_id: m.store_id,
-    harnesses: [...MAINTAINED_HARNESSES.map((h) => deriveHarnessStatus(root, m, h, env, now, verbose)), ...unsupported],
+    integrations: [...MAINTAINED_HARNESSES.map((h) => deriveHarnessStatus(root, m, h, env, now, verbose)), ...unsupported],
   };
 }

@@ -91,7 +91,7 @@ function prepareMemoryWrite(db: Db, e: MemoryEvent): boolean {
   }
   if (e.operation_id !== null) {
     const claimed = stmt(db, 'SELECT 1 FROM operation_claims WHERE namespace_hash = ?').get(operationNamespaceHash(e, e.operation_id));
-    if (claimed !== undefined) throw conflict('operation_id was already used by a redacted memory', 'OPERATION_CLAIMED');
+    if (claimed !== undefined) throw conflict(`operation_id ${e.operation_id} is already bound to a different memory write (a redacted one)`, 'OPERATION_CLAIMED');
   }
   return existing !== undefined;
 }
