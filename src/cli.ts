@@ -363,6 +363,17 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
     ],
     load: () => import('./commands/tree-ring/revolve-sync.js'),
   }),
+  trCommand({
+    path: ['tree-ring', 'tui'],
+    summary: 'open the Tree Ring Memory terminal console',
+    details:
+      'An interactive console on the store (read-only): ring counts, the newest live normal-sensitivity memories, a detail pane ' +
+      'and recall search (/), refreshed every --tick-ms. Keys: up/down or j/k, / search, c clear search, 1-6 one ring, 0 all rings, ' +
+      'r refresh, q or Esc quit. Needs a terminal on stdin and stdout: otherwise, and with --json, one error line and exit 2. A ' +
+      'missing store is shown as such and not created.',
+    options: [{ flag: 'tick-ms', value: 'N', help: 'refresh cadence in milliseconds (50 to 5000)', defaultText: '250' }],
+    load: () => import('./commands/tree-ring/tui.js'),
+  }),
 ];
 
 // ---- commands ------------------------------------------------------------------------------------
