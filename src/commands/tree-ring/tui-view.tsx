@@ -2,8 +2,8 @@
 // recall search, refreshed every tick. Loaded only by `tui` after its terminal check; never on a hook
 // or recall path. Views are pure functions of their props and state, so tests render them by frame.
 
-import { Box, Text, render, useApp, useInput } from 'ink';
-import { useEffect, useState } from 'react';
+import { Box, Text, render, useApp, useInput, type Key } from 'ink';
+import { useEffect, useReducer } from 'react';
 import { RINGS } from '../../core/treering/model.js';
 import type { TuiMemory, TuiSnapshot } from '../../core/treering/tui-data.js';
 
@@ -61,66 +61,78 @@ export function MemoryDetail({ memory }: { memory: TuiMemory | undefined }) {
   );
 }
 
+interface TuiState {
+  snapshot: TuiSnapshot;
+  selected: number;
+  ring: string | null;
+  mode: 'browse' | 'search';
+  query: string;
+  results: { query: string; items: TuiMemory[] } | null;
+  quit: boolean;
+}
+
+type TuiAction = { type: 'refresh'; snapshot: TuiSnapshot } | { type: 'key'; input: string; key: Key };
+
+function visible(s: TuiState): TuiMemory[] {
+  const source = s.results ? s.results.items : s.snapshot.recent;
+  return s.ring ? source.filter((m) => m.ring === s.ring) : source;
+}
+
+/**
+ * Every key goes through one reducer, so a key is always read against the state it arrives in (a
+ * handler captured by an earlier render would see an older mode).
+ */
+function reducer(search: (q: string) => TuiMemory[], load: () => TuiSnapshot) {
+  return (s: TuiState, a: TuiAction): TuiState => {
+    if (a.type === 'refresh') return { ...s, snapshot: a.snapshot };
+    const { input, key } = a;
+    if (s.mode === 'search') {
+      if (key.return) {
+        const q = s.query.trim();
+        return { ...s, mode: 'browse', selected: 0, results: q === '' ? null : { query: q, items: search(q) } };
+      }
+      if (key.escape) return { ...s, mode: 'browse' };
+      if (key.backspace || key.delete) return { ...s, query: s.query.slice(0, -1) };
+      if (!key.ctrl && !key.meta && input) return { ...s, query: s.query + input };
+      return s;
+    }
+    const items = visible(s);
+    const current = Math.min(s.selected, Math.max(0, items.length - 1));
+    if (input === 'q' || key.escape || (key.ctrl && input === 'c')) return { ...s, quit: true };
+    if (key.downArrow || input === 'j') return { ...s, selected: Math.min(current + 1, Math.max(0, items.length - 1)) };
+    if (key.upArrow || input === 'k') return { ...s, selected: Math.max(current - 1, 0) };
+    if (input === '/') return { ...s, mode: 'search', query: '' };
+    if (input === 'c') return { ...s, results: null, selected: 0 };
+    if (input === '0') return { ...s, ring: null, selected: 0 };
+    if (/^[1-6]$/.test(input)) return { ...s, ring: RINGS[Number(input) - 1]!, selected: 0 };
+    if (input === 'r') return { ...s, snapshot: load() };
+    return s;
+  };
+}
+
 export function TuiApp({ root, load, search, tickMs }: TuiProps) {
   const { exit } = useApp();
-  const [snapshot, setSnapshot] = useState<TuiSnapshot>(() => load());
-  const [selected, setSelected] = useState(0);
-  const [ring, setRing] = useState<string | null>(null);
-  const [mode, setMode] = useState<'browse' | 'search'>('browse');
-  const [query, setQuery] = useState('');
-  const [results, setResults] = useState<{ query: string; items: TuiMemory[] } | null>(null);
+  const [s, dispatch] = useReducer(reducer(search, load), undefined, (): TuiState => ({ snapshot: load(), selected: 0, ring: null, mode: 'browse', query: '', results: null, quit: false }));
 
   useEffect(() => {
-    const timer = setInterval(() => setSnapshot(load()), tickMs);
+    const timer = setInterval(() => dispatch({ type: 'refresh', snapshot: load() }), tickMs);
     return () => clearInterval(timer);
   }, [load, tickMs]);
+  useEffect(() => {
+    if (s.quit) exit();
+  }, [s.quit, exit]);
+  useInput((input, key) => dispatch({ type: 'key', input, key }));
 
-  const source = results ? results.items : snapshot.recent;
-  const items = ring ? source.filter((m) => m.ring === ring) : source;
-  const current = Math.min(selected, Math.max(0, items.length - 1));
-
-  useInput((input, key) => {
-    if (mode === 'search') {
-      if (key.return) {
-        const q = query.trim();
-        setResults(q === '' ? null : { query: q, items: search(q) });
-        setSelected(0);
-        setMode('browse');
-      } else if (key.escape) {
-        setMode('browse');
-      } else if (key.backspace || key.delete) {
-        setQuery((q) => q.slice(0, -1));
-      } else if (!key.ctrl && !key.meta && input) {
-        setQuery((q) => q + input);
-      }
-      return;
-    }
-    if (input === 'q' || key.escape || (key.ctrl && input === 'c')) exit();
-    else if (key.downArrow || input === 'j') setSelected(Math.min(current + 1, Math.max(0, items.length - 1)));
-    else if (key.upArrow || input === 'k') setSelected(Math.max(current - 1, 0));
-    else if (input === '/') {
-      setQuery('');
-      setMode('search');
-    } else if (input === 'c') {
-      setResults(null);
-      setSelected(0);
-    } else if (input === '0') {
-      setRing(null);
-      setSelected(0);
-    } else if (/^[1-6]$/.test(input)) {
-      setRing(RINGS[Number(input) - 1]!);
-      setSelected(0);
-    } else if (input === 'r') setSnapshot(load());
-  });
-
+  const items = visible(s);
+  const current = Math.min(s.selected, Math.max(0, items.length - 1));
   return (
     <Box flexDirection="column">
-      <Text bold>{`Tree Ring Memory · ${root} · ${snapshot.initialized ? `${snapshot.total} memories` : 'no store yet (run tree-ring init)'}`}</Text>
-      <RingBar rings={snapshot.rings} />
-      <Text dimColor>{`${results ? `recall "${results.query}": ${results.items.length} results` : 'newest memories'}${ring ? ` · ring ${ring}` : ''}`}</Text>
+      <Text bold>{`Tree Ring Memory · ${root} · ${s.snapshot.initialized ? `${s.snapshot.total} memories` : 'no store yet (run tree-ring init)'}`}</Text>
+      <RingBar rings={s.snapshot.rings} />
+      <Text dimColor>{`${s.results ? `recall "${s.results.query}": ${s.results.items.length} results` : 'newest memories'}${s.ring ? ` · ring ${s.ring}` : ''}`}</Text>
       <MemoryList items={items} selected={current} />
       <MemoryDetail memory={items[current]} />
-      {mode === 'search' ? <Text>{`search: ${query}_`}</Text> : <Text dimColor>↑/↓ or j/k move · / search · c clear search · 1-6 ring · 0 all rings · r refresh · q quit</Text>}
+      {s.mode === 'search' ? <Text>{`search: ${s.query}_`}</Text> : <Text dimColor>↑/↓ or j/k move · / search · c clear search · 1-6 ring · 0 all rings · r refresh · q quit</Text>}
     </Box>
   );
 }
