@@ -33,8 +33,9 @@ const SNAPSHOT: TuiSnapshot = {
   recent: [mem('mem_a', 'cambium', 'Use snapshot invalidation.'), mem('mem_b', 'scar', 'Avoid stale cache entries.'), mem('mem_c', 'cambium', 'Prefer small migrations.')],
 };
 
-test('the console frame: header, ring counts, newest memories and the selected memory', () => {
+test('the console frame: header, ring counts, newest memories and the selected memory', (t) => {
   const ui = render(<TuiApp root=".tree-ring" load={() => SNAPSHOT} search={() => []} tickMs={5000} />);
+  t.after(() => ui.unmount());
   const frame = ui.lastFrame()!;
   assert.match(frame, /Tree Ring Memory · \.tree-ring · 3 memories/);
   assert.match(frame, /1 cambium 2 +2 outer 0 +3 inner 0 +4 heartwood 0 +5 scar 1 +6 seed 0/);
@@ -43,12 +44,12 @@ test('the console frame: header, ring counts, newest memories and the selected m
   assert.match(frame, /mem_a/);
   assert.match(frame, /cambium · project · lesson · project p/);
   assert.match(frame, /q quit/);
-  ui.unmount();
 });
 
-test('keys move the selection, filter a ring and run a recall search', async () => {
+test('keys move the selection, filter a ring and run a recall search', async (t) => {
   const queries: string[] = [];
   const ui = render(<TuiApp root=".tree-ring" load={() => SNAPSHOT} search={(q) => (queries.push(q), [mem('mem_b', 'scar', 'Avoid stale cache entries.')])} tickMs={5000} />);
+  t.after(() => ui.unmount());
   await settle();
   ui.stdin.write('j');
   assert.match(await until(ui, /> scar +Avoid stale cache entries\./), /mem_b/);
@@ -65,17 +66,16 @@ test('keys move the selection, filter a ring and run a recall search', async () 
   assert.deepEqual(queries, ['stale']);
   ui.stdin.write('c');
   await until(ui, /newest memories/);
-  ui.unmount();
 });
 
-test('the console refreshes every tick and shows a missing store without creating one', async () => {
+test('the console refreshes every tick and shows a missing store without creating one', async (t) => {
   let snap: TuiSnapshot = { initialized: false, total: 0, rings: { cambium: 0, outer: 0, inner: 0, heartwood: 0, scar: 0, seed: 0 }, recent: [] };
   const ui = render(<TuiApp root="mem" load={() => snap} search={() => []} tickMs={50} />);
+  t.after(() => ui.unmount());
   assert.match(ui.lastFrame()!, /Tree Ring Memory · mem · no store yet \(run tree-ring init\)/);
   assert.match(ui.lastFrame()!, /No memories to show\./);
   snap = SNAPSHOT;
   await until(ui, /3 memories/);
-  ui.unmount();
 });
 
 test('tree-ring tui refuses a non-terminal and --json with exit 2, and loads ink only after that check', () => {
