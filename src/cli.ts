@@ -67,6 +67,8 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['hub'], summary: 'the reference Hub' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
   { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
+  { path: ['tree-ring', 'dox'], summary: 'summarize DOX-style AGENTS.md guidance into memory' },
+  { path: ['tree-ring', 'revolve'], summary: 'import Revolve-style evidence records into memory' },
 ];
 
 // ---- tree-ring ---------------------------------------------------------------------------------------
@@ -162,6 +164,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'evidence-ref', value: 'REF', help: 'file path, run id, checkpoint id, PR, issue or eval ref', required: true },
       TR_PROJECT,
       ...TR_IDENTITY,
+      { flag: 'operation-id', value: 'ID', help: 'idempotency key of this logical write (a retry returns the first memory)' },
       TR_DETAILS,
       { flag: 'score', value: 'X', help: 'evaluation score in [0,1]' },
       TR_TAG,
@@ -250,6 +253,141 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
     summary: 'list recent authorization decisions (read-only)',
     options: [{ flag: 'limit', value: 'N', help: 'at most N entries', defaultText: '20' }],
     load: () => import('./commands/tree-ring/policy-audit.js'),
+  }),
+  // ---- tree-ring: store lifecycle (upstream 0.15 audit, maintain, consolidate) -------------------
+  trCommand({
+    path: ['tree-ring', 'audit'],
+    summary: 'audit memory quality, privacy, and integrity (read-only)',
+    details:
+      'Findings: stale (expires_at past or invalid), sensitive (secret retained, durable or unexpiring sensitive memory), ' +
+      'low_confidence (heartwood below 0.75, durable below 0.5), supersession (self, missing or one-sided links) and ' +
+      'contradictions ("use X" and "avoid X" under the same project, scope, event type and tag). Superseded memories are ' +
+      'included. A missing store is audited as empty and not created. --json prints {generated_at, audit_type, memory_count, ' +
+      'finding_count, findings[]}.',
+    options: [{ flag: 'audit-type', value: 'TYPE', help: 'all, stale, sensitive, low_confidence, supersession, or contradictions', defaultText: 'all' }],
+    load: () => import('./commands/tree-ring/audit.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'maintain'],
+    summary: 'plan or apply memory maintenance',
+    details:
+      'Without an apply flag a read-only plan (a missing store is not created): expired ephemeral/forget_after_date memories ' +
+      '(delete_expired), expired scar, heartwood, durable or pinned ones (review_expired_protected), invalid expiries ' +
+      '(review_invalid_expiry), secret-like content (redact_secret), and the full-text index drift. The apply flags run in one ' +
+      'transaction; on a coordinated store they need the coordinator capability. --json prints {id, generated_at, memory_count, ' +
+      'planned_action_count, applied_action_count, dry_run, status, actions[], fts}; status is clean, planned or applied.',
+    options: [
+      { flag: 'project', value: 'NAME', help: 'optional project filter' },
+      { flag: 'include-superseded', help: 'include superseded memories in maintenance planning' },
+      { flag: 'apply-expired', help: 'delete expired temporary memories' },
+      { flag: 'apply-secret-redactions', help: 'redact memories with secret-like content' },
+      { flag: 'repair-fts', help: 'rebuild the SQLite FTS index' },
+    ],
+    load: () => import('./commands/tree-ring/maintain.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'consolidate'],
+    summary: 'consolidate memories into deterministic ring summaries',
+    details:
+      'Candidates: live memories of the period (by created_at; manual takes every one) with salience >= 0.45, a heartwood, scar ' +
+      'or seed ring, or durable/pinned retention; never secret-like ones or earlier summaries. One summary per project, scope, ' +
+      'agent/workflow/session partition, ring, event type and sensitivity bucket (sensitive groups: private, needs review, no ' +
+      'payload). Daily/manual summaries go to outer, weekly/monthly/yearly to inner; scar, seed and confident heartwood keep ' +
+      'their ring. A repeat of the same sources is unchanged; --force stores a new consolidation and supersedes the period\'s ' +
+      'earlier summaries. On a coordinated store writing needs the coordinator capability. --json prints the report with its outputs.',
+    options: [
+      { flag: 'period-type', value: 'TYPE', help: 'daily, weekly, monthly, yearly, or manual', defaultText: 'daily' },
+      { flag: 'period-key', value: 'KEY', help: 'stable period key; derived from current UTC time when omitted' },
+      { flag: 'project', value: 'NAME', help: 'optional project filter' },
+      ...TR_IDENTITY,
+      { flag: 'dry-run', help: 'plan consolidation without writing summaries or records' },
+      { flag: 'force', help: 'create a new consolidation and supersede prior summaries' },
+    ],
+    load: () => import('./commands/tree-ring/consolidate.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'welcome'],
+    summary: 'show first-run onboarding and next commands',
+    details:
+      'Without --init nothing is created: it reports whether DIR/memory.sqlite exists and the next useful commands. With --init ' +
+      'it initializes like tree-ring init (store, guidance files and, for a project-local .tree-ring, the adapters) and lists the ' +
+      'adapters and their states under integrations. --json prints {ok, root, sqlite_path, initialized, init_requested, ' +
+      'agent_awareness, [integrations,] next}. The screen is static; colour only on a terminal (not with NO_COLOR or TERM=dumb).',
+    options: [
+      { flag: 'init', help: 'initialize the configured memory root during onboarding' },
+      { flag: 'no-animation', help: 'print a stable onboarding screen without animation (the screen is always static)' },
+    ],
+    load: () => import('./commands/tree-ring/welcome.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'integrations', 'scan'],
+    summary: 'scan a project root for known agent-framework markers (read-only)',
+    details:
+      'Looks for DOX (AGENTS.md), Revolve, Codex, Claude Code, Agent Zero, Goose, OpenCode, Hermes and Pi markers in the project ' +
+      'and a few in $HOME, with a next step for each. A marker never activates an adapter (see integrations status). --json ' +
+      'prints {ok, report: {root, detected_count, integrations: [{id, name, status, confidence, markers: [{path, origin}], next_step}]}}.',
+    options: [{ flag: 'source-root', value: 'DIR', help: 'project root to scan', defaultText: '.' }],
+    load: () => import('./commands/tree-ring/integrations-scan.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'recall-quality'],
+    summary: 'run the recall quality query set and record its figures as evidence',
+    details:
+      'Seeds a fresh temporary store with the five default-fixture-v1 memories (scar, heartwood, seed, outer and a health-sensitive ' +
+      'one), runs its four queries through this build\'s recall (limit 5), and grades each: pass, fail (expected memory missing or a ' +
+      'forbidden one returned) or needs_review (ranked too low). Writes EVIDENCE_DIR/recall-quality/default-fixture-v1.json and ' +
+      'updates EVIDENCE_DIR/evidence-index.json; the project store is not touched. Exit 0 whatever the status; --json prints the ' +
+      'report {schema_version, generated_at, query_set_id, status, source_root, evidence_dir, record_path, summary, queries}.',
+    options: [
+      { flag: 'source-root', value: 'DIR', help: 'project root the evidence belongs to', defaultText: '.' },
+      { flag: 'evidence-dir', value: 'DIR', help: 'where the evidence is written', defaultText: 'SOURCE_ROOT/target/tree-ring-certification' },
+    ],
+    load: () => import('./commands/tree-ring/recall-quality.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'dox', 'sync'],
+    summary: 'scan AGENTS.md files and store concise source-linked memories',
+    details:
+      'One memory per AGENTS.md section (at most 8 per file, 128 files; .git, target, node_modules and .tree-ring skipped; ' +
+      'symlinks never followed, a symlinked root refused, files over 256 KiB skipped with a warning, a file with secret-like ' +
+      'text skipped whole). Rule-like sections (must, never, required, contract, security, ...) become durable heartwood ' +
+      'dox_contract memories, the rest outer dox_guidance. Ids are stable per file and heading, so a re-sync updates in place; ' +
+      'each memory records its source root (a dox-root link): a memory of another root is never overwritten, and a legacy one ' +
+      'without it only by the source project\'s own .tree-ring store (a symlinked store path does not count). All or nothing. ' +
+      '--dry-run opens no store. --json prints {ok, dry_run, report: {root, source_count, memory_count, skipped_secret_count, warnings, events}}.',
+    options: [
+      { flag: 'source-root', value: 'PATH', help: 'project root or AGENTS.md file to scan', defaultText: '.' },
+      { flag: 'project', value: 'NAME', help: 'optional project scope for imported memories' },
+      { flag: 'dry-run', help: 'preview generated memories without writing them' },
+    ],
+    load: () => import('./commands/tree-ring/dox-sync.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'revolve', 'sync'],
+    summary: 'scan Revolve records and store evidence-linked memories',
+    details:
+      'Each .md, .txt, .json or .jsonl record (at most 256; symlinks never followed, a symlinked root refused, files over 256 KiB ' +
+      'counted as skipped_large, secret-like ones as skipped_secret) whose path or text names an outcome becomes one memory: ' +
+      'rejected/rollback/regression: scar; promoted/accepted: heartwood; deferred/hypothesis: seed; evaluation/result/run: outer. ' +
+      'Ids are stable per record and outcome. All or nothing; --dry-run opens no store. --json prints {ok, dry_run, report: ' +
+      '{root, source_count, memory_count, skipped_large_count, skipped_secret_count, warnings, events}}.',
+    options: [
+      { flag: 'source-root', value: 'PATH', help: 'Revolve root or evidence file to scan', defaultText: 'revolve' },
+      { flag: 'project', value: 'NAME', help: 'optional project scope for imported memories' },
+      { flag: 'dry-run', help: 'preview generated memories without writing them' },
+    ],
+    load: () => import('./commands/tree-ring/revolve-sync.js'),
+  }),
+  trCommand({
+    path: ['tree-ring', 'tui'],
+    summary: 'open the Tree Ring Memory terminal console',
+    details:
+      'An interactive console on the store (read-only): ring counts, the newest live normal-sensitivity memories, a detail pane ' +
+      'and recall search (/), refreshed every --tick-ms. Keys: up/down or j/k, / search, c clear search, 1-6 one ring, 0 all rings, ' +
+      'r refresh, q or Esc quit. Needs a terminal on stdin and stdout: otherwise, and with --json, one error line and exit 2. A ' +
+      'missing store is shown as such and not created.',
+    options: [{ flag: 'tick-ms', value: 'N', help: 'refresh cadence in milliseconds (50 to 5000)', defaultText: '250' }],
+    load: () => import('./commands/tree-ring/tui.js'),
   }),
 ];
 

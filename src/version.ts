@@ -4,7 +4,7 @@
 export const AGENTSCM_VERSION = '0.1.0';
 
 /** The upstream Tree Ring CLI surface this `tree-ring` implements; upstream plugins check it. */
-export const TREE_RING_VERSION = '0.15.7';
+export const TREE_RING_VERSION = '0.15.12';
 
 /** What `--version` prints for each program, without the trailing newline. */
 export function versionLine(program: 'agentscm' | 'tree-ring'): string {

@@ -6,9 +6,6 @@
 //   Codex plugin (tree-ring-memory-codex-plugin): hooks/codex-hook.sh, scripts/smoke_v015.sh (CLI 0.15.12).
 //   Agent Zero plugin (tree-ring-memory-agent-zero): helpers/cli.py (`<bin> --root R --json <args>`, the
 //     descriptor only in activation children) and helpers/activation.py.
-//
-// A step that calls a command this CLI does not implement yet names it in `needs`; it is skipped with
-// a TODO until that command exists. To enable such steps, remove their commands from PENDING_COMMANDS.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -20,12 +17,6 @@ import { TREE_RING_BIN } from '../support/cli.js';
 import { hookInput, tempProject } from '../support/treering-activation.js';
 import { TREE_RING_VERSION } from '../../src/version.js';
 
-/**
- * TODO(issue 22): commands the plugins call that this CLI does not implement yet. Each step needing
- * one is skipped while it is listed here; remove an entry once its command exists, and the step runs.
- */
-const PENDING_COMMANDS: ReadonlySet<string> = new Set(['audit', 'consolidate', 'maintain', 'dox sync', 'revolve sync', 'integrations scan', 'welcome', 'evidence --operation-id']);
-
 interface Step {
   readonly name: string;
   readonly argv: readonly string[];
@@ -33,8 +24,6 @@ interface Step {
   /** Added to a clean environment (PATH, HOME); never the test runner's own. */
   readonly env?: Record<string, string>;
   readonly cwd?: string;
-  /** A command from PENDING_COMMANDS that this step calls. */
-  readonly needs?: string;
   readonly expect: (r: { code: number; stdout: string; stderr: string }) => void;
 }
 
@@ -54,8 +43,7 @@ function run(step: Step, cwd: string): { code: number; stdout: string; stderr: s
 
 async function scenario(t: { test: (name: string, opts: { skip?: string | false }, fn: () => void) => Promise<void> }, cwd: string, steps: readonly Step[]): Promise<void> {
   for (const step of steps) {
-    const pending = step.needs !== undefined && PENDING_COMMANDS.has(step.needs);
-    await t.test(step.name, { skip: pending ? `TODO(issue 22): needs \`tree-ring ${step.needs}\`, not implemented yet` : false }, () => {
+    await t.test(step.name, {}, () => {
       const r = run(step, cwd);
       step.expect(r);
     });
@@ -137,9 +125,9 @@ test('Claude Code plugin: its smoke, slash commands and lifecycle hook', async (
       env: { TREE_RING_WORKFLOW_ID: 'release-smoke', TREE_RING_SESSION_ID: 'attempt-1' },
       expect: ok((d) => assert.equal((Array.isArray(d) ? d : (d as { results: unknown[] }).results).length, 1)),
     },
-    { name: 'audit --audit-type sensitive', argv: ['--root', store, 'audit', '--audit-type', 'sensitive'], needs: 'audit', expect: okText },
-    { name: 'consolidate --period-type manual --dry-run', argv: ['--root', store, 'consolidate', '--period-type', 'manual', '--dry-run'], needs: 'consolidate', expect: okText },
-    { name: 'maintain', argv: ['--root', store, 'maintain'], needs: 'maintain', expect: okText },
+    { name: 'audit --audit-type sensitive', argv: ['--root', store, 'audit', '--audit-type', 'sensitive'], expect: okText },
+    { name: 'consolidate --period-type manual --dry-run', argv: ['--root', store, 'consolidate', '--period-type', 'manual', '--dry-run'], expect: okText },
+    { name: 'maintain', argv: ['--root', store, 'maintain'], expect: okText },
   ]);
 });
 
@@ -160,7 +148,7 @@ test('Codex plugin: its smoke and lifecycle hook, from a subdirectory of the pro
     { name: 'hook Stop (cwd: a subdirectory)', argv: hookArgv('codex'), stdin: hookInput('Stop', sub), expect: ok((d) => assert.match((d as { reason: string }).reason.split('\n')[1]!, / capture "<concise summary>" /)) },
     { name: 'hook SubagentStop continuation', argv: hookArgv('codex'), stdin: hookInput('SubagentStop', p, { stop_hook_active: true }), expect: (r) => assert.deepEqual([r.code, r.stdout.trim()], [0, '{}']) },
     { name: 'hook refuses a model-supplied root', argv: hookArgv('codex'), stdin: hookInput('SessionStart', p, { memory_root: '/tmp/other' }), expect: (r) => (assert.notEqual(r.code, 0), assert.equal(r.stdout, '')) },
-    { name: 'dox sync --dry-run', argv: ['--root', doxStore, '--json', 'dox', 'sync', '--source-root', doxFirst, '--project', 'release-dox', '--dry-run'], needs: 'dox sync', expect: ok() },
+    { name: 'dox sync --dry-run', argv: ['--root', doxStore, '--json', 'dox', 'sync', '--source-root', doxFirst, '--project', 'release-dox', '--dry-run'], expect: ok() },
   ]);
 });
 
@@ -223,7 +211,7 @@ test('Agent Zero plugin: helpers/cli.py invocations from the mounted project', a
     {
       name: 'evidence with --operation-id',
       argv: a0(['evidence', 'Migration rehearsal passed twice.', '--outcome', 'observed', '--evidence-ref', 'runs/rehearsal-2', '--project', 'Agent Zero Project', '--agent-profile', 'agent-zero-worker', '--workflow-id', 'chat-01', '--session-id', 'chat-01', '--operation-id', 'ev-1']),
-      needs: 'evidence --operation-id',
+     ,
       expect: ok(),
     },
     {
@@ -245,12 +233,12 @@ test('Agent Zero plugin: helpers/cli.py invocations from the mounted project', a
     },
     { name: 'policy_status', argv: a0(['policy', 'status']), expect: ok((d) => assert.equal((d as { mode: string }).mode, 'open')) },
     { name: 'policy_audit', argv: a0(['policy', 'audit', '--limit', '100']), expect: ok((d) => assert.ok(Array.isArray(d))) },
-    { name: 'audit', argv: a0(['audit', '--audit-type', 'all']), needs: 'audit', expect: ok() },
-    { name: 'consolidate --dry-run', argv: a0(['consolidate', '--period-type', 'daily', '--project', 'Agent Zero Project', '--dry-run']), needs: 'consolidate', expect: ok() },
-    { name: 'maintain', argv: a0(['maintain', '--project', 'Agent Zero Project']), needs: 'maintain', expect: ok() },
-    { name: 'sync_dox --dry-run', argv: a0(['dox', 'sync', '--source-root', p, '--project', 'Agent Zero Project', '--dry-run']), needs: 'dox sync', expect: ok() },
-    { name: 'sync_revolve --dry-run', argv: a0(['revolve', 'sync', '--source-root', path.join(p, 'revolve'), '--project', 'Agent Zero Project', '--dry-run']), needs: 'revolve sync', expect: ok() },
-    { name: 'integrations_scan', argv: a0(['integrations', 'scan', '--source-root', p]), needs: 'integrations scan', expect: ok() },
+    { name: 'audit', argv: a0(['audit', '--audit-type', 'all']), expect: ok() },
+    { name: 'consolidate --dry-run', argv: a0(['consolidate', '--period-type', 'daily', '--project', 'Agent Zero Project', '--dry-run']), expect: ok() },
+    { name: 'maintain', argv: a0(['maintain', '--project', 'Agent Zero Project']), expect: ok() },
+    { name: 'sync_dox --dry-run', argv: a0(['dox', 'sync', '--source-root', p, '--project', 'Agent Zero Project', '--dry-run']), expect: ok() },
+    { name: 'sync_revolve --dry-run', argv: a0(['revolve', 'sync', '--source-root', path.join(p, 'revolve'), '--project', 'Agent Zero Project', '--dry-run']), expect: ok() },
+    { name: 'integrations_scan', argv: a0(['integrations', 'scan', '--source-root', p]), expect: ok() },
   ]);
 });
 

@@ -16,10 +16,13 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     evidenceRef: str(inv, 'evidence-ref')!,
     project: str(inv, 'project'),
     ...id,
+    operationId: str(inv, 'operation-id'),
     details: str(inv, 'details'),
     score: float(inv, 'score'),
     tags: list(inv, 'tag'),
   });
   const stored = storeEvent(root.abs, event, writer(ctx, id.agentProfile, 'cli:evidence'), 'evidence');
-  return { raw: inv.json ? `${eventToJson(stored.memory)}\n` : `${stored.memory.id}\n` };
+  const m = stored.memory;
+  // Upstream's text line (tree-ring-memory-cli main.rs): id, ring, summary and the evidence reference.
+  return { raw: inv.json ? `${eventToJson(m)}\n` : `${m.id} [${m.ring}] ${m.summary} evidence=${m.source.ref}\n` };
 }

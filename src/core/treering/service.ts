@@ -165,6 +165,7 @@ export interface EvidenceInput {
   agentProfile?: string | undefined;
   workflowId?: string | undefined;
   sessionId?: string | undefined;
+  operationId?: string | undefined;
   details?: string | undefined;
   score?: number | undefined;
   tags?: readonly string[] | undefined;
@@ -193,6 +194,7 @@ export function buildEvidenceEvent(input: EvidenceInput): MemoryEvent {
     agentProfile: input.agentProfile,
     workflowId: input.workflowId,
     sessionId: input.sessionId,
+    operationId: input.operationId,
     details: lines.join('\n'),
     sourceType: 'evidence',
     sourceRef: ref,
