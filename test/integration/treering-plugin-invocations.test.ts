@@ -211,7 +211,6 @@ test('Agent Zero plugin: helpers/cli.py invocations from the mounted project', a
     {
       name: 'evidence with --operation-id',
       argv: a0(['evidence', 'Migration rehearsal passed twice.', '--outcome', 'observed', '--evidence-ref', 'runs/rehearsal-2', '--project', 'Agent Zero Project', '--agent-profile', 'agent-zero-worker', '--workflow-id', 'chat-01', '--session-id', 'chat-01', '--operation-id', 'ev-1']),
-     ,
       expect: ok(),
     },
     {
