@@ -21,7 +21,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
       const { initActivation } = await import('../../core/treering/activation/init.js');
       const { resolveRoot } = await import('../../core/treering/activation/root.js');
       const activation = initActivation(resolveRoot(ctx.cwd, root.abs), { dryRun: false });
-      integrations = activation.harnesses.map((h) => ({ harness_id: h.harness_id, state: h.state, next_step: h.next_step }));
+      integrations = activation.integrations.map((h) => ({ harness_id: h.harness_id, state: h.state, next_step: h.next_step }));
     } else {
       integrations = [];
     }
