@@ -97,11 +97,21 @@ function addUniversalOptions(cmd: Command): void {
   cmd.addOption(new Option('--json', 'print one JSON document on stdout'));
 }
 
+/**
+ * A commander option for a table flag. A flag spelled `--no-X` is a switch of its own here, not
+ * commander's negation of `--X` (which would default it to set and store it under `X`).
+ */
+function tableOption(flags: string, help?: string): Option {
+  const opt = new Option(flags, help);
+  opt.negate = false;
+  return opt;
+}
+
 /** A verb's options as commander options (values, repeatable values, switches) and its arguments. */
 function addVerbOptions(cmd: Command, spec: CommandSpec, path: readonly string[]): void {
   addUniversalOptions(cmd);
   for (const o of spec.options ?? []) {
-    const opt = new Option(o.value === undefined ? `--${o.flag}` : `--${o.flag} <${o.value}>`, o.help);
+    const opt = tableOption(o.value === undefined ? `--${o.flag}` : `--${o.flag} <${o.value}>`, o.help);
     const leading = (LEADING_WITH_VALUE as readonly string[]).includes(o.flag);
     opt.argParser((value: string | undefined, previous: OptionValue | undefined): OptionValue => {
       if (o.repeatable) return [...(Array.isArray(previous) ? previous : []), String(value)];
@@ -122,7 +132,7 @@ function addVerbOptions(cmd: Command, spec: CommandSpec, path: readonly string[]
 function invocation(cmd: Command, spec: CommandSpec, state: ParseState): Invocation {
   const opts: Record<string, OptionValue> = {};
   for (const o of spec.options ?? []) {
-    const value = cmd.getOptionValue(new Option(`--${o.flag}`).attributeName()) as OptionValue | undefined;
+    const value = cmd.getOptionValue(tableOption(`--${o.flag}`).attributeName()) as OptionValue | undefined;
     if (value !== undefined) opts[o.flag] = value;
   }
   // Checked here, after commander's checks of unknown options and arguments, rather than by commander
@@ -177,7 +187,7 @@ export function parseArgv(argv: readonly string[], commands: readonly CommandSpe
       configureVerb(sub, spec);
       for (const [flag, value] of state.leading) {
         if (!(spec.options ?? []).some((o) => o.flag === flag)) throw usageError(`--${flag} does not apply to ${quoted(spec.path)}`);
-        sub.setOptionValueWithSource(new Option(`--${flag}`).attributeName(), value, 'cli');
+        sub.setOptionValueWithSource(tableOption(`--${flag}`).attributeName(), value, 'cli');
       }
     });
   };

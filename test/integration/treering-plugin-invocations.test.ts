@@ -154,6 +154,8 @@ test('Codex plugin: its smoke and lifecycle hook, from a subdirectory of the pro
 
 test('Agent Zero plugin: helpers/cli.py invocations from the mounted project', async (t) => {
   const p = tempProject('Agent Zero Project');
+  // The Revolve state directory the plugin's sync_revolve points at (empty: nothing to import).
+  fs.mkdirSync(path.join(p, 'revolve'));
   // The plugin's installed root, outside the project: descriptor and sibling plugin.yaml. Its release
   // pairs with this CLI's series (3.4.2 needs CLI 0.15.12; 3.4.1 pairs with 0.15.6 and later).
   const pluginDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'a0-installed-')));

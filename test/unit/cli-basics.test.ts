@@ -131,6 +131,9 @@ test('parse: leading or trailing --root/--json, a lone "-" and what follows "--"
   assert.deepEqual(inv(['recall', '--', '--json']), { path: ['recall'], args: ['--json'], opts: {}, json: false });
   assert.deepEqual(inv(['recall', 'q', '--ring', 'outer', '--ring', 'cambium']).opts, { ring: ['outer', 'cambium'] });
   assert.deepEqual(inv(['recall', 'q', '--include-sensitive']).opts, { 'include-sensitive': true });
+  // A `--no-X` flag of the table is a switch of its own: unset unless given, set once given.
+  assert.deepEqual(inv(['welcome']).opts, {});
+  assert.deepEqual(inv(['welcome', '--no-animation']).opts, { 'no-animation': true });
   assert.deepEqual(parseArgv(['--version'], TREE_RING.commands, TREE_RING.groups), { kind: 'version', path: [] });
   assert.deepEqual(parseArgv(['tree-ring', '--version'], AGENTSCM.commands, AGENTSCM.groups), { kind: 'version', path: ['tree-ring'] });
 });
