@@ -56,9 +56,10 @@ test('self-test: the walker finds forbidden packages through relative and dynami
   assert.ok(all.packages.has('zod'));
 });
 
-test('the Stop hook bundle is CommonJS and requires only node:buffer and node:path (both loaded by Node before any script), with node:fs through direct.ts (no package, no native binding)', () => {
-  // Every module a hook process loads costs start-up time on every stop: better-sqlite3 (a native
-  // binding) is replaced by the pure reader, node:http by a one-request client on libuv's TCP handle;
+test('the Stop hook bundle is CommonJS and requires only node:buffer and node:path (both loaded by Node before any script) and what the bundled better-sqlite3 JavaScript requires, with node:fs through direct.ts', () => {
+  // Every module a hook process loads costs start-up time on every stop: better-sqlite3's JavaScript is
+  // bundled (its addon loaded from the package, src/core/sqlite/bundled.ts; `bindings` only when the
+  // installed package is another version), node:http is replaced by a one-request client on libuv's TCP handle;
   // node:net comes only for a host-name endpoint, node:crypto (crypto/lazy.ts) only for a larger
   // workspace, child_process only for git work trees. The body's file calls go through
   // src/core/fs/direct.ts (the build aliases node:fs to it), which takes node:fs for what it leaves to it.
@@ -68,7 +69,7 @@ test('the Stop hook bundle is CommonJS and requires only node:buffer and node:pa
     assert.doesNotMatch(text, /__toESM\(require\("node:/, `${file}: builtins are used directly, not copied into namespaces`);
     return [...new Set([...text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]))].sort();
   };
-  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['node:buffer', 'node:path']);
+  assert.deepEqual(requires('agentscm-stop-hook.body.cjs'), ['bindings', 'fs', 'node:buffer', 'node:path', 'path', 'util']);
   for (const body of ['agentscm-stop-hook.body.cjs', 'tree-ring-hook.body.cjs', 'tree-ring-recall.body.cjs']) {
     const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', body), 'utf8');
     assert.equal(text.match(/process\.getBuiltinModule\("node:fs"\)/g)?.length, 1, `${body}: node:fs is reached once, by direct.ts`);

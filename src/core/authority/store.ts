@@ -8,13 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
-import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
+import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 import { badInput, localState, notFound } from '../errors.js';
 import { assertPrivateDir, checkStoreFile, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
 import { checkStoredRequirement, compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
 import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor } from './types.js';
 
-export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
+export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
