@@ -95,14 +95,23 @@ export function listWorkspaceFiles(root: string): string[] {
   return listWorkspace(root).map((f) => f.path);
 }
 
+// Whether a directory is a work tree's top level, asked of git once per directory and process: the
+// Stop hook lists the workspace twice, and each git process costs it a start.
+const gitTopLevel = new Map<string, boolean>();
+
 function isGitWorkTreeRoot(root: string): boolean {
   if (!lstatOrUndefined(path.join(root, '.git'))) return false;
+  const known = gitTopLevel.get(root);
+  if (known !== undefined) return known;
+  let top: boolean;
   try {
-    const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString('utf8').trim();
-    return fs.realpathSync(top) === fs.realpathSync(root);
+    const out = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString('utf8').trim();
+    top = fs.realpathSync(out) === fs.realpathSync(root);
   } catch {
-    return false;
+    top = false;
   }
+  gitTopLevel.set(root, top);
+  return top;
 }
 
 function walk(root: string, rel: string, out: ListedFile[]): void {
