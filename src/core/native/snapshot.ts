@@ -487,8 +487,9 @@ export class SnapshotStore {
     }
     const bytes = manifestBytes(scan.manifest);
     const revision = domainDigest(DOMAINS.snapshot, bytes);
-    publishCreateOnly(this.manifestPath(revision), bytes, 0o400);
-    fsyncDir(path.join(this.root, 'manifests'));
+    // An existing manifest (the same snapshot recorded before, perhaps by a writer still syncing it)
+    // gets the directory fsync that publishing it would have given.
+    if (!publishCreateOnly(this.manifestPath(revision), bytes, 0o400)) fsyncDir(path.join(this.root, 'manifests'));
     return { revision, manifest: scan.manifest, statCache: { scannedAtMs: scan.scannedAtMs, entries: encodeStatCache(scan.cacheEntries, scan.manifest.entries.length) } };
   }
 
