@@ -6,10 +6,11 @@
 //                                                 later Nodes keep their own, src/cli/code-cache.ts)
 //
 // CommonJS: an ES module entry would start Node's ES module loader, which alone costs the hook more time
-// than its whole check. The code cache comes from running the hook once against a throwaway data dir
+// than its whole check. better-sqlite3's JavaScript is bundled in the body, its addon loaded from the
+// installed package (scripts/bundle-sqlite.ts). The code cache comes from running the hook once against a throwaway data dir
 // and a local Hub; when that fails the build goes on without it (the hook is then only slower).
 
-import { buildSync } from 'esbuild';
+import { build, buildSync } from 'esbuild';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -17,59 +18,25 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BODY_NAME, CACHE_NAME } from '../src/commands/skill-workflow/hook-loader.js';
 import { exampleCheckpointedWorkspace } from './example-authority.js';
-import Database from 'better-sqlite3';
-import { AUTHORITY_FILE } from '../src/core/authority/read-only.js';
-import { WORKSPACES_FILE } from '../src/core/native/workspace-state.js';
-import { parseCreateTable } from '../src/core/sqlite-read/index.js';
+import { bundledSqliteOptions, checkOnlySqliteBundled } from './bundle-sqlite.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const hookDir = path.join(root, 'dist', 'hook');
 const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' } as const;
 
-/**
- * The CREATE TABLE statements of the stores the hook reads (an authority and a workspace state, as this
- * project's code creates them), each with its parse: the reader then parses only a statement with other
- * text (src/core/sqlite-read/index.ts, AGENTSCM_PARSED_TABLES).
- */
-function parsedTables(): [string, ReturnType<typeof parseCreateTable>][] {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-hook-schema-'));
-  try {
-    const { dataDir } = exampleCheckpointedWorkspace(tmp, { owner: 'build', agent: 'schema' });
-    const out: [string, ReturnType<typeof parseCreateTable>][] = [];
-    for (const file of [AUTHORITY_FILE, WORKSPACES_FILE]) {
-      const db = new Database(path.join(dataDir, file), { readonly: true, fileMustExist: true });
-      try {
-        const sqls = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND sql IS NOT NULL ORDER BY name").pluck().all() as string[];
-        for (const sql of sqls) {
-          try {
-            out.push([sql, parseCreateTable(sql)]);
-          } catch {
-            // A table the reader does not read (or could not): it is parsed, and refused, at run time.
-          }
-        }
-      } finally {
-        db.close();
-      }
-    }
-    return out;
-  } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
-}
-
-// The body carries zod/mini (the qualification answer's schema, tree-shaken to what it uses) and commander
-// (the argv parser, src/cli/argv.ts); any other package fails the build, as would one the body leaves to be required at run time.
-const bodyBuild = buildSync({
+// The body carries zod/mini (the qualification answer's schema, tree-shaken to what it uses), commander
+// (the argv parser) and better-sqlite3's JavaScript; any other package fails the build.
+// The asynchronous API: plugins cannot run in esbuild's synchronous one.
+const body = await build({
   ...common,
   packages: 'bundle',
   entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-main.js')],
   outfile: path.join(hookDir, BODY_NAME),
-  define: { AGENTSCM_PARSED_TABLES: JSON.stringify(parsedTables()) },
+  ...bundledSqliteOptions(root),
   metafile: true,
 });
-const foreign = Object.keys(bodyBuild.metafile.inputs).filter((f) => f.includes('node_modules/') && !f.includes('node_modules/zod/') && !f.includes('node_modules/commander/'));
-if (foreign.length > 0) throw new Error(`${BODY_NAME} would bundle packages other than zod/mini and commander: ${foreign.join(', ')}`);
-const fullZod = Object.keys(bodyBuild.metafile.inputs).filter((f) => f.includes('node_modules/zod/') && f.includes('/classic/'));
+checkOnlySqliteBundled(BODY_NAME, body.metafile!.inputs, ['zod/']);
+const fullZod = Object.keys(body.metafile!.inputs).filter((f) => f.includes('node_modules/zod/') && f.includes('/classic/'));
 if (fullZod.length > 0) throw new Error(`${BODY_NAME} would bundle the full zod: ${fullZod.join(', ')}`);
 buildSync({ ...common, entryPoints: [path.join(root, 'dist/src/commands/skill-workflow/hook-loader-main.js')], outfile: path.join(hookDir, 'agentscm-stop-hook.cjs') });
 const cacheFile = path.join(hookDir, CACHE_NAME);

@@ -11,30 +11,16 @@
 // files loaded besides the bundle are its native addon and package.json. Nothing else from node_modules
 // but commander (the argv parser, src/cli/argv.ts) may enter a bundle; the build fails if something does.
 
-import { build, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cacheFileOf } from '../src/cli/code-cache.js';
+import { bundledSqliteOptions, checkOnlySqliteBundled } from './bundle-sqlite.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const sqliteDir = path.join(root, 'dist/src/core/sqlite');
-const betterSqlite3 = path.join(root, 'node_modules/better-sqlite3');
-const version = (JSON.parse(fs.readFileSync(path.join(betterSqlite3, 'package.json'), 'utf8')) as { version: string }).version;
-
-/** Swaps the require-based loader (open.js) for the bundled variant (bundled.js). */
-const bundledSqlite: Plugin = {
-  name: 'bundled-sqlite',
-  setup(build) {
-    build.onResolve({ filter: /\/sqlite\/open\.js$/ }, (args) => {
-      const resolved = path.resolve(args.resolveDir, args.path);
-      return resolved === path.join(sqliteDir, 'open.js') ? { path: path.join(sqliteDir, 'bundled.js') } : undefined;
-    });
-  },
-};
-
 async function bundle(entry: string, outfile: string): Promise<void> {
   const result = await build({
     entryPoints: [path.join(root, entry)],
@@ -43,16 +29,11 @@ async function bundle(entry: string, outfile: string): Promise<void> {
     format: 'cjs',
     platform: 'node',
     target: 'node20',
-    // better-sqlite3 loads `bindings` only when it is not given its addon; bundled.ts always gives it
-    // one unless the installed package differs, and then it uses that package whole.
-    external: ['bindings'],
-    define: { AGENTSCM_BUNDLED_BETTER_SQLITE3_VERSION: JSON.stringify(version) },
-    plugins: [bundledSqlite],
+    ...bundledSqliteOptions(root),
     metafile: true,
     logLevel: 'warning',
   });
-  const foreign = Object.keys(result.metafile.inputs).filter((f) => f.includes('node_modules/') && !f.includes('node_modules/better-sqlite3/lib/') && !f.includes('node_modules/commander/'));
-  if (foreign.length > 0) throw new Error(`${outfile} would bundle packages other than better-sqlite3 and commander: ${foreign.join(', ')}`);
+  checkOnlySqliteBundled(outfile, result.metafile.inputs);
 }
 
 // The asynchronous API: plugins cannot run in esbuild's synchronous one.

@@ -92,7 +92,9 @@ export function stageLinkedSync(r: StageRequest): { dir: string; unverified: Lin
       if (linking && e.mode !== MODE_EXEC && e.mode !== MODE_SYMLINK) {
         const blob = snapshots.blobPath(e.sha256);
         const st = fs.lstatSync(blob, { throwIfNoEntry: false });
-        if (st?.isFile() && (st.mode & 0o7777) === STAGED_FILE_MODE && st.uid === uid) {
+        // A blob of another size is not the entry's (after a crash a loose blob may be torn; the
+        // copy below reads its bytes from the store's packs).
+        if (st?.isFile() && st.size === e.size && (st.mode & 0o7777) === STAGED_FILE_MODE && st.uid === uid) {
           try {
             fs.linkSync(blob, target);
             linked.push({ path: e.path, sha256: e.sha256 });
@@ -135,12 +137,16 @@ export function stageLinkedSync(r: StageRequest): { dir: string; unverified: Lin
  */
 export function verifyLinked(u: LinkedUnverified): void {
   const snapshots = new SnapshotStore(u.dataDir);
-  for (const e of u.entries) checkedBlob(snapshots, e);
+  // The loose blob file itself: it is the inode the staged tree links.
+  for (const e of u.entries) checkedBlob(snapshots, e, true);
 }
 
-/** An entry's blob, read once and checked against its SHA-256; SNAPSHOT_CORRUPT when gone or different. */
-function checkedBlob(snapshots: SnapshotStore, e: { readonly path: string; readonly sha256: string }): Buffer {
-  const body = snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
+/**
+ * An entry's blob, read once and checked against its SHA-256; SNAPSHOT_CORRUPT when gone or different.
+ * The store's readBlob (loose blob, else a pack), or only the loose blob file.
+ */
+function checkedBlob(snapshots: SnapshotStore, e: { readonly path: string; readonly sha256: string }, looseOnly = false): Buffer {
+  const body = looseOnly ? snapshots.readLooseBlob(e.sha256, Number.MAX_SAFE_INTEGER) : snapshots.readBlob(e.sha256, Number.MAX_SAFE_INTEGER);
   if (body === undefined || body === 'limit' || createHash('sha256').update(body).digest('hex') !== e.sha256) throw localState(`snapshot blob of ${e.path} is missing or corrupt`, 'SNAPSHOT_CORRUPT');
   return body;
 }

@@ -168,7 +168,9 @@ describe('agent-task collect', () => {
       const blob = path.join(rig.dataDir, 'snapshots', 'blobs', sha.slice(0, 2), sha);
       assert.equal(fs.statSync(blob).mode & 0o777, 0o444);
       fs.chmodSync(blob, 0o644);
-      fs.writeFileSync(blob, 'tampered after the checkpoint\n');
+      // The same size, so that it is still linked (a blob of another size is copied from the pack,
+      // with the snapshot's bytes; test/unit/snapshot-stage.test.ts).
+      fs.writeFileSync(blob, unique.replace('notes', 'NOTES'));
       fs.chmodSync(blob, 0o444);
       const r = collect(rig, 'corrupt', c);
       assert.equal(r.code, 9, `${r.code}: ${r.stdout}${r.stderr}`);

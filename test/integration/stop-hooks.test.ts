@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { COMMANDS } from '../../src/cli.js';
+import { RACY_MARGIN_MS } from '../../src/core/native/snapshot.js';
 import { STOP_HOOK_SPECS } from '../../src/commands/skill-workflow/hook-spec.js';
 import { agentscm, json, REPO_ROOT } from '../support/cli.js';
 import { assertCodexHookStdout, codexSchemaErrors } from '../support/hosts/schemas.js';
@@ -234,6 +235,76 @@ describe('task-stop hooks: local causes', () => {
         fs.rmSync(s.workspace, { recursive: true });
         fs.renameSync(saved, s.workspace);
       }
+    } finally {
+      await hub.stop();
+    }
+  });
+
+  test('by the stat cache: a clean workspace passes the local check, and every edit is seen (same-size content with its mtime put back, mode, added, removed, racily clean)', async () => {
+    const s = adminSetup();
+    // Files older than the racy margin, as a workspace's files mostly are: the cache vouches for them.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RACY_MARGIN_MS + 100);
+    checkpoint(s);
+    const hub = await startHub(s.dataDir);
+    const clean = async (what: string) => assert.equal(expectBlock(await hook(s, hub.url, 'codex'), 'codex').local, undefined, what);
+    const dirty = async (what: string, host: Host = 'codex') => {
+      const doc = expectBlock(await hook(s, hub.url, host), host);
+      assert.deepEqual(doc.local, ['workspace_dirty'], what);
+      assert.deepEqual(doc.next, { operation: 'checkpoint' }, what);
+    };
+    try {
+      await clean('unchanged');
+      const f = path.join(s.workspace, 'README.md');
+      const edits: [string, () => void][] = [
+        ['same-size content, mtime put back', () => {
+          const st = fs.statSync(f);
+          const text = fs.readFileSync(f, 'utf8');
+          fs.writeFileSync(f, text.slice(0, -2) + (text.at(-2) === 'x' ? 'y' : 'x') + text.at(-1));
+          fs.utimesSync(f, st.atime, st.mtime);
+        }],
+        ['mode', () => fs.chmodSync(f, 0o755)],
+        ['added', () => fs.writeFileSync(path.join(s.workspace, 'added.txt'), 'new\n')],
+        ['removed', () => fs.rmSync(path.join(s.workspace, 'added.txt'))],
+      ];
+      for (const [what, edit] of edits) {
+        edit();
+        await dirty(what);
+        checkpoint(s);
+        await clean(`${what}, checkpointed`);
+      }
+      // Racily clean: written again right after the checkpoint took its stat, with the same size and
+      // the same mtime; only the rule that such an entry is hashed again sees it.
+      checkpoint(s);
+      const st = fs.statSync(f);
+      const text = fs.readFileSync(f, 'utf8');
+      fs.writeFileSync(f, text.slice(0, -2) + (text.at(-2) === 'x' ? 'y' : 'x') + text.at(-1));
+      fs.utimesSync(f, st.atime, st.mtime);
+      await dirty('racily clean', 'claude-code');
+    } finally {
+      await hub.stop();
+    }
+  });
+
+  test('a workspace state of schema 1 (no stat cache): the hook hashes every file, and the next checkpoint migrates it', async () => {
+    const s = adminSetup();
+    checkpoint(s);
+    const file = path.join(s.dataDir, 'workspaces.sqlite');
+    // The file as the previous version wrote it: the same workspaces table, no stat_caches, version 1.
+    const db = new Database(file);
+    db.exec('DROP TABLE stat_caches');
+    db.pragma('user_version = 1');
+    db.close();
+    const hub = await startHub(s.dataDir);
+    try {
+      assert.equal(expectBlock(await hook(s, hub.url, 'codex'), 'codex').local, undefined, 'clean, by hashing');
+      fs.appendFileSync(path.join(s.workspace, 'README.md'), 'more\n');
+      assert.deepEqual(expectBlock(await hook(s, hub.url, 'codex'), 'codex').local, ['workspace_dirty']);
+      checkpoint(s);
+      const after = new Database(file, { readonly: true });
+      assert.equal(after.pragma('user_version', { simple: true }), 2);
+      assert.equal((after.prepare('SELECT count(*) AS n FROM stat_caches').get() as { n: number }).n, 1);
+      after.close();
+      assert.equal(expectBlock(await hook(s, hub.url, 'codex'), 'codex').local, undefined, 'clean after the migrating checkpoint');
     } finally {
       await hub.stop();
     }

@@ -8,9 +8,10 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { DOMAINS } from '../../src/core/crypto/digest.js';
-import { readWorkspaceLater } from '../../src/core/native/snapshot.js';
+import { AgentscmError } from '../../src/core/errors.js';
+import { decodeStatCache, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
 const roots: string[] = [];
@@ -64,3 +65,101 @@ for (const [name, bigSize] of [['small', 3000], ['large (past the size that load
     assert.notEqual(readWorkspaceLater(root).scanned().revision, want.revision, 'a new read sees the changes');
   });
 }
+
+// The stat cache (git's index, for the workspace): a checkpoint records each regular file's lstat with
+// its digest, and later scans read only the files whose stat changed or that are racily clean.
+describe('the stat cache', () => {
+  const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+  /** A workspace and a data dir, the files older than the racy margin, recorded once. */
+  function recordedOld(): { root: string; store: SnapshotStore; cache: () => StatCache; rec: RecordedSnapshot } {
+    const root = workspace({ 'README.md': Buffer.from('# readme\n'), 'src/a.ts': Buffer.from('export const a = 1;\n'), 'run.sh': Buffer.from('#!/bin/sh\n') });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-data-'));
+    roots.push(dataDir);
+    fs.chmodSync(dataDir, 0o700);
+    sleep(RACY_MARGIN_MS + 100);
+    const store = new SnapshotStore(dataDir);
+    const rec = store.record(root);
+    const cache = () => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+    return { root, store, cache, rec };
+  }
+
+  test('an unchanged workspace is scanned without reading a regular file, to the recorded revision', () => {
+    const { root, cache, rec } = recordedOld();
+    const scan = scanWorkspace(root, cache());
+    assert.equal(scan.revision, rec.revision);
+    assert.equal(scan.read, 1, 'only the symlink is read again');
+    assert.equal(scanWorkspace(root).revision, rec.revision, 'the same revision without the cache');
+  });
+
+  test('every kind of edit is seen: same-size content, mode, added, removed, replaced', () => {
+    const edits: [string, (root: string) => void][] = [
+      ['same-size content, mtime put back', (r) => {
+        const f = path.join(r, 'src/a.ts');
+        const st = fs.statSync(f);
+        fs.writeFileSync(f, 'export const a = 2;\n');
+        fs.utimesSync(f, st.atime, st.mtime);
+      }],
+      ['mode', (r) => fs.chmodSync(path.join(r, 'README.md'), 0o755)],
+      ['added', (r) => fs.writeFileSync(path.join(r, 'src/new.ts'), 'x\n')],
+      ['removed', (r) => fs.rmSync(path.join(r, 'src/a.ts'))],
+      ['replaced by a same-size file', (r) => {
+        fs.writeFileSync(path.join(r, 'tmp'), '# README\n');
+        fs.renameSync(path.join(r, 'tmp'), path.join(r, 'README.md'));
+      }],
+    ];
+    for (const [what, edit] of edits) {
+      const { root, cache, rec } = recordedOld();
+      edit(root);
+      const scan = scanWorkspace(root, cache());
+      assert.notEqual(scan.revision, rec.revision, what);
+      assert.equal(scan.revision, scanWorkspace(root).revision, `${what}: the revision a full read gives`);
+    }
+  });
+
+  test('a racily clean entry (stat unchanged, mtime not older than the scan by the margin) is hashed again', () => {
+    const root = workspace({ 'a.txt': Buffer.from('one\n') });
+    const st = fs.lstatSync(path.join(root, 'a.txt'));
+    const key = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode };
+    // The same stat: trusted only when the file's times are older than the scan start by the margin.
+    assert.equal(statClean(key, st, Math.max(st.mtimeMs, st.ctimeMs) + RACY_MARGIN_MS + 1), true);
+    assert.equal(statClean(key, st, Math.max(st.mtimeMs, st.ctimeMs) + 1), false);
+    assert.equal(statClean(key, st, st.mtimeMs), false);
+    assert.equal(statClean({ ...key, mtimeMs: key.mtimeMs + 1 }, st, Number.MAX_SAFE_INTEGER), false);
+    assert.equal(statClean({ ...key, ino: key.ino + 1 }, st, Number.MAX_SAFE_INTEGER), false);
+
+    // End to end: recorded at once, then written again with the same size within the same second
+    // and its mtime put back: the cache holds the stat, and the entry is racily clean.
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-data-'));
+    roots.push(dataDir);
+    fs.chmodSync(dataDir, 0o700);
+    const rec = new SnapshotStore(dataDir).record(root);
+    const f = path.join(root, 'a.txt');
+    const before = fs.statSync(f);
+    fs.writeFileSync(f, 'two\n');
+    fs.utimesSync(f, before.atime, before.mtime);
+    const scan = scanWorkspace(root, decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries));
+    assert.notEqual(scan.revision, rec.revision);
+  });
+
+  test('a malformed cache is refused as STORE_CORRUPT', () => {
+    const { rec } = recordedOld();
+    const b = rec.statCache.entries;
+    for (const bad of [b.subarray(0, b.length - 1), Buffer.concat([b, Buffer.alloc(1)]), Buffer.alloc(4)]) {
+      assert.throws(() => decodeStatCache(rec.revision, 0, bad), (e: unknown) => e instanceof AgentscmError && e.code === 'STORE_CORRUPT');
+    }
+  });
+
+  test('a checkpoint reads only what changed and packs only that', () => {
+    const { root, store, cache } = recordedOld();
+    const packs = () => fs.readdirSync(path.join(store.root, 'packs')).filter((n) => n.endsWith('.pack'));
+    assert.equal(packs().length, 1);
+    fs.writeFileSync(path.join(root, 'src/b.ts'), 'export const b = 2;\n');
+    const second = store.record(root, cache());
+    assert.equal(packs().length, 2);
+    const sizes = packs().map((n) => fs.statSync(path.join(store.root, 'packs', n)).size).sort((x, y) => x - y);
+    // The new file and the symlink (read on every scan), not the others.
+    assert.ok(sizes[0]! < 17 + 2 * 40 + 64, `second pack ${sizes[0]} bytes`);
+    assert.equal(scanWorkspace(root).revision, second.revision);
+  });
+});

@@ -129,12 +129,28 @@ describe('snapshot staging', () => {
     assert.throws(() => verifyLinked(unverified), (e: unknown) => e instanceof AgentscmError && e.code === 'SNAPSHOT_CORRUPT');
   });
 
-  it('refuses a corrupt blob and leaves no staging directory', () => {
+  it('stages a torn or missing loose blob (as a crash may leave one) from the checkpoint\'s pack', () => {
+    const { dataDir, revision, store } = recorded();
+    const torn = store.blobPath(sha(FILES['README.md']!.bytes));
+    fs.chmodSync(torn, 0o644);
+    fs.writeFileSync(torn, '');
+    fs.chmodSync(torn, BLOB_MODE);
+    fs.rmSync(store.blobPath(sha(FILES['check.sh']!.bytes)));
+    const staged = stageSnapshotSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-6' });
+    assertTree(staged);
+    assert.equal(fs.statSync(path.join(staged, 'README.md')).nlink, 1, 'the torn blob is not linked');
+    assert.ok(fs.statSync(path.join(staged, 'src/a.txt')).nlink > 1, 'an intact blob still is');
+    assert.equal(store.readBlob(sha(FILES['check.sh']!.bytes), 1 << 20)?.toString(), FILES['check.sh']!.bytes.toString());
+    assert.equal(store.readBlob(sha(FILES['README.md']!.bytes), 1 << 20)?.toString(), FILES['README.md']!.bytes.toString());
+  });
+
+  it('refuses a corrupt blob whose pack copy is gone too, and leaves no staging directory', () => {
     const { dataDir, revision, store } = recorded();
     const blob = store.blobPath(sha(FILES['src/a.txt']!.bytes));
     fs.chmodSync(blob, 0o644);
     fs.writeFileSync(blob, 'tampered\n');
     fs.chmodSync(blob, BLOB_MODE);
+    fs.rmSync(path.join(dataDir, 'snapshots', 'packs'), { recursive: true });
     const stateDir = tmp();
     assert.throws(
       () => stageSnapshotSync({ stateDir, dataDir, revision, attemptId: 'att-4' }),

@@ -1,22 +1,20 @@
 // The Stop hooks' read of the authority: a Change's current subject, from one consistent snapshot of
-// authority.sqlite, through the pure read-only SQLite reader (no native binding on the hook path, no
-// file created or written). Same rows and the same checks as Authority.currentSubject in store.ts.
+// authority.sqlite, opened read-only (src/core/sqlite/read-only.ts: no migration, no journal-mode
+// change, nothing written). Same rows and the same checks as Authority.currentSubject in store.ts.
 
 import * as path from 'node:path';
 import { localState, notFound } from '../errors.js';
 import { assertPrivateDir, checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
-import { readSqlite, type Row, type SqliteSnapshot } from '../sqlite-read/index.js';
+import type { Database } from '../sqlite/open.js';
+import { readSqlite } from '../sqlite/read-only.js';
 import { checkStoredRequirement } from './plan.js';
 import type { Subject } from './types.js';
 
-export const AUTHORITY_FILE = 'authority.sqlite';
-export const AUTHORITY_SCHEMA_VERSION = 2;
+import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 
-// The columns of the tables read here, as the schema in store.ts declares them.
-const PROFILES = ['repository', 'profile', 'target', 'requirement_digest', 'policy_epoch', 'publish_forge_status', 'updated_at'];
-const CHANGES = ['repository', 'change_id', 'current_version', 'created_at'];
-const CHANGE_VERSIONS = ['repository', 'change_id', 'change_version', 'revision', 'parent_revision', 'context_digest', 'created_at'];
-const REQUIREMENTS = ['requirement_digest', 'canonical', 'plan_digest', 'created_at'];
+export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION };
+
+type Row = Readonly<Record<string, unknown>>;
 
 const corrupt = (what: string) => localState(`authority row of unexpected type: ${what}`, 'STORE_CORRUPT');
 
@@ -44,21 +42,22 @@ function checkedPlanDigest(digest: string, canonical: Buffer, stored: string): s
   return plan_digest;
 }
 
-function subjectIn(db: SqliteSnapshot, repository: string, profile: string, changeId: string): UncheckedSubject {
-  if (db.userVersion !== AUTHORITY_SCHEMA_VERSION) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
-  const p = db.get('profiles', PROFILES, ['repository', 'profile'], [repository, profile]);
+function subjectIn(db: Database, repository: string, profile: string, changeId: string): UncheckedSubject {
+  if (db.pragma('user_version', { simple: true }) !== AUTHORITY_SCHEMA_VERSION) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
+  const get = (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) as Row | undefined;
+  const p = get('SELECT repository, profile, target, requirement_digest, policy_epoch FROM profiles WHERE repository = ? AND profile = ?', repository, profile);
   if (!p) throw notFound(`no agent-task profile ${profile} for repository ${repository}`, 'PROFILE_NOT_FOUND');
-  const cur = db.get('changes', CHANGES, ['repository', 'change_id'], [repository, changeId]);
-  const cv = cur && db.get('change_versions', CHANGE_VERSIONS, ['repository', 'change_id', 'change_version'], [repository, changeId, int(cur, 'current_version')]);
+  const cur = get('SELECT current_version FROM changes WHERE repository = ? AND change_id = ?', repository, changeId);
+  const cv =
+    cur &&
+    get('SELECT change_id, change_version, revision, context_digest FROM change_versions WHERE repository = ? AND change_id = ? AND change_version = ?', repository, changeId, int(cur, 'current_version'));
   if (!cv) throw notFound(`no Change ${changeId} in ${repository} (run \`agentscm checkpoint\` first)`, 'CHANGE_NOT_FOUND');
   const digest = text(p, 'requirement_digest');
-  const req = db.get('requirements', REQUIREMENTS, ['requirement_digest'], [digest]);
+  const req = get('SELECT canonical, plan_digest FROM requirements WHERE requirement_digest = ?', digest);
   if (!req) throw localState(`installed requirement ${digest} is missing`, 'STORE_CORRUPT');
   const canonical = req.canonical;
   if (!Buffer.isBuffer(canonical)) throw corrupt('canonical');
   const plan_digest = text(req, 'plan_digest');
-  // The row's bytes belong to the snapshot, which ends with readSqlite's callback.
-  const kept = Buffer.from(canonical);
   const subject: Subject = {
     repository: text(p, 'repository'),
     profile: text(p, 'profile'),
@@ -71,7 +70,7 @@ function subjectIn(db: SqliteSnapshot, repository: string, profile: string, chan
     requirement_digest: digest,
     plan_digest,
   };
-  return { subject, check: () => void checkedPlanDigest(digest, kept, plan_digest) };
+  return { subject, check: () => void checkedPlanDigest(digest, canonical, plan_digest) };
 }
 
 /**

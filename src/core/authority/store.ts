@@ -9,14 +9,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
-import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
+import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 import { badInput, localState, notFound } from '../errors.js';
 import { assertPrivateDir, checkStoreFile, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
 import { checkStoredRequirement, compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
 import type { ChangeVersion, Enrollment, Profile, Subject, TokenActor } from './types.js';
 import type { AddProfileInput, AuthorityStore, CollectorProfileRow, LoadedRequirement } from '../storage/stores.js';
 
-export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './read-only.js';
+export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 export type { AddProfileInput, CollectorProfileRow } from '../storage/stores.js';
 
 const SCHEMA = `

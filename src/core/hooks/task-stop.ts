@@ -2,9 +2,10 @@
 // this Change now? Only when the Hub says the Change's current subject is qualified and the local
 // workspace holds exactly the qualified bytes. Everything else blocks with typed feedback.
 //
-// Strictly read-only: the authority and the workspace state are read by the pure read-only SQLite
-// reader (no migration, no journal-mode change, no sidecar file), nothing missing is created, the
-// workspace files are only hashed. The hook never claims, collects, uploads, finalizes, reconciles or checkpoints: `next` is
+// Strictly read-only: the authority and the workspace state are opened read-only (better-sqlite3
+// `readonly` and `fileMustExist`: no migration, no journal-mode change; SQLite may make its -wal/-shm
+// sidecars), nothing missing is created, the workspace files are only read (those whose stat the last
+// checkpoint's stat cache does not vouch for) and hashed. The hook never claims, collects, uploads, finalizes, reconciles or checkpoints: `next` is
 // data for the agent, never a command the hook runs.
 //
 // No zod, ink, react, dockerode or execa on this path (it runs on every stop).
@@ -20,8 +21,8 @@ import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
 import { readCaFile, readTokenFile } from '../hub-client/answer.js';
 import { HubClient } from '../hub-client/client.js';
-import { readWorkspaceLater } from '../native/snapshot.js';
-import { readWorkspaceState, WORKSPACES_FILE, type WorkspaceState } from '../native/workspace-state.js';
+import { decodeStatCache, readWorkspaceLater, type StatCache } from '../native/snapshot.js';
+import { readWorkspaceStateWithCache, WORKSPACES_FILE, type StoredStatCache, type WorkspaceState } from '../native/workspace-state.js';
 
 export const QUALIFICATION_TIMEOUT_MS = 30_000;
 
@@ -105,7 +106,28 @@ interface WorkspaceRead {
   live(): string;
 }
 
-/** One read of the workspace: its recorded state, then a complete read-only scan of its files. */
+// The stat cache as decoded by the first read: the second read finds the same bytes and reuses it.
+let decoded: { stored: StoredStatCache; cache: StatCache } | undefined;
+
+function statCacheOf(stored: StoredStatCache | undefined): StatCache | undefined {
+  if (stored === undefined) return undefined;
+  const d = decoded;
+  if (d && d.stored.revision === stored.revision && d.stored.scanned_at_ms === stored.scanned_at_ms && d.stored.entries.equals(stored.entries)) return d.cache;
+  try {
+    const cache = decodeStatCache(stored.revision, stored.scanned_at_ms, stored.entries);
+    decoded = { stored, cache };
+    return cache;
+  } catch (e) {
+    // A stat cache that does not decode is a store failure, as a state row of the wrong type is.
+    if (isAgentscmError(e)) throw new Category('local_store');
+    throw e;
+  }
+}
+
+/**
+ * One read of the workspace: its recorded state, then a complete read-only scan of its files (by the
+ * stat cache: only files whose stat changed since the checkpoint are read and hashed).
+ */
 function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
   return guard('workspace', () => {
     // stat, not lstat: a workspace reached through a symlink is still that workspace (its key is the real path).
@@ -115,17 +137,17 @@ function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
     // and it is not created (readWorkspaceState opens it existing-only and read-only).
     if (!lstatOrUndefined(path.join(dataDir, WORKSPACES_FILE))?.isFile()) throw new Category('workspace');
     const real = fs.realpathSync(workspace);
-    let state: WorkspaceState | undefined;
+    let read: ReturnType<typeof readWorkspaceStateWithCache>;
     try {
-      state = readWorkspaceState(dataDir, real);
+      read = readWorkspaceStateWithCache(dataDir, real);
     } catch (e) {
       // A state file that exists but cannot be read as one consistent snapshot is a store failure.
       if (isAgentscmError(e) && (e.code === 'STORE_UNREADABLE' || e.code === 'STORE_CORRUPT')) throw new Category('local_store');
       throw e;
     }
-    if (!state) throw new Category('workspace');
-    const files = readWorkspaceLater(real);
-    return { state, live: () => guard('workspace', () => files.scanned().revision) };
+    if (!read) throw new Category('workspace');
+    const files = readWorkspaceLater(real, statCacheOf(read.cache));
+    return { state: read.state, live: () => guard('workspace', () => files.scanned().revision) };
   });
 }
 

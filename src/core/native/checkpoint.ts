@@ -5,7 +5,7 @@ import { Authority } from '../authority/store.js';
 import type { Subject } from '../authority/types.js';
 import { badInput } from '../errors.js';
 import { SnapshotStore } from './snapshot.js';
-import { abandonCheckpoint, beginCheckpoint, completeCheckpoint, openWorkspacesForWrite } from './workspace.js';
+import { abandonCheckpoint, beginCheckpoint, completeCheckpoint, openWorkspacesForWrite, readStatCache } from './workspace.js';
 
 export interface CheckpointResult {
   readonly subject: Subject;
@@ -22,10 +22,12 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
     authority.requireProfile(input.repository, input.profile);
     const ws = openWorkspacesForWrite(dataDir);
     try {
+      // The previous checkpoint's stat cache: files whose stat it vouches for are not read again.
+      const cache = readStatCache(ws, input.workspace);
       const pending = beginCheckpoint(ws, input.workspace, input.repository, input.change_id);
       let snapshot;
       try {
-        snapshot = new SnapshotStore(dataDir).record(input.workspace);
+        snapshot = new SnapshotStore(dataDir).record(input.workspace, cache);
       } catch (e) {
         // Refused (a symlink that escapes, a device, an unreadable file) before any Change version was
         // recorded: the checkpoint had no effect, so the workspace row is put back as it was. Blobs it
@@ -39,7 +41,7 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
       }
       const { revision, manifest } = snapshot;
       authority.recordChangeVersion(input.repository, input.change_id, revision);
-      const state = completeCheckpoint(ws, input.workspace, revision);
+      const state = completeCheckpoint(ws, input.workspace, snapshot);
       const subject = authority.currentSubject(input.repository, input.profile, input.change_id);
       const tasks = authority.tasksFor(subject).map((t) => ({ task_id: t.task_id, task_digest: t.task_digest, step_id: t.step.id, required: t.step.required }));
       return { subject, file_count: manifest.entries.length, generation: state.generation, tasks };

@@ -1,15 +1,17 @@
-// Workspace state: which snapshot a checked-out directory was last checkpointed at. One SQLite file in
-// the data dir, one row per workspace. Checkpoint writes it (here); the Stop hook reads it through
-// workspace-state.ts (read-only, no native binding) and compares the files against the base snapshot itself.
+// Workspace state: which snapshot a checked-out directory was last checkpointed at, and the stat cache
+// of that checkpoint's files. One SQLite file in the data dir, one row per workspace. Checkpoint writes
+// it (here); the Stop hook reads it through workspace-state.ts (read-only) and compares the files
+// against the base snapshot itself.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { localState } from '../errors.js';
 import { checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
+import { decodeStatCache, type RecordedSnapshot, type StatCache } from './snapshot.js';
 import { WORKSPACES_FILE, WORKSPACES_SCHEMA_VERSION, workspaceKey, type WorkspaceState } from './workspace-state.js';
 
-export { readWorkspaceState, WORKSPACES_FILE, WORKSPACES_SCHEMA_VERSION, workspaceKey, type WorkspaceState } from './workspace-state.js';
+export { readWorkspaceState, readWorkspaceStateWithCache, WORKSPACES_FILE, WORKSPACES_SCHEMA_VERSION, workspaceKey, type WorkspaceState } from './workspace-state.js';
 
 const SCHEMA = `
 CREATE TABLE workspaces (
@@ -28,6 +30,19 @@ CREATE TABLE workspaces (
 ) STRICT;
 `;
 
+/**
+ * Version 2: the stat cache of each workspace's last completed checkpoint (snapshot.ts,
+ * encodeStatCache), written with its row in one transaction. revision is the snapshot it describes.
+ */
+const STAT_CACHES = `
+CREATE TABLE stat_caches (
+  workspace_key TEXT PRIMARY KEY,
+  revision TEXT NOT NULL,
+  scanned_at_ms INTEGER NOT NULL,
+  entries BLOB NOT NULL
+) STRICT;
+`;
+
 function file(dataDir: string): string {
   return path.join(dataDir, WORKSPACES_FILE);
 }
@@ -41,10 +56,16 @@ export function openWorkspacesForWrite(dataDir: string): Database.Database {
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   const v = db.pragma('user_version', { simple: true }) as number;
-  if (v === 0) {
+  if (v === 0 || v === 1) {
     db.transaction(() => {
-      db.exec(SCHEMA);
-      db.pragma(`user_version = ${WORKSPACES_SCHEMA_VERSION}`);
+      // Checked again inside the write lock: another checkpoint may have migrated it meanwhile.
+      const now = db.pragma('user_version', { simple: true }) as number;
+      if (now === 0) db.exec(SCHEMA);
+      // Version 1 (no stat cache) gains the table; its rows stay as they are.
+      if (now === 0 || now === 1) {
+        db.exec(STAT_CACHES);
+        db.pragma(`user_version = ${WORKSPACES_SCHEMA_VERSION}`);
+      }
     }).immediate();
   } else if (v !== WORKSPACES_SCHEMA_VERSION) {
     db.close();
@@ -102,14 +123,36 @@ function sameRow(a: WorkspaceState, b: WorkspaceState): boolean {
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
-export function completeCheckpoint(db: Database.Database, workspace: string, revision: string): WorkspaceState {
+/**
+ * The stat cache of the workspace's last completed checkpoint, when it describes the row's base (a
+ * cache that does not decode is not used: the checkpoint then reads every file).
+ */
+export function readStatCache(db: Database.Database, workspace: string): StatCache | undefined {
+  const key = workspaceKey(workspace);
+  const row = db
+    .prepare('SELECT c.revision, c.scanned_at_ms, c.entries FROM stat_caches c JOIN workspaces w USING (workspace_key) WHERE c.workspace_key = ? AND c.revision = w.base_revision')
+    .get(key) as { revision: string; scanned_at_ms: number; entries: Buffer } | undefined;
+  if (!row) return undefined;
+  try {
+    return decodeStatCache(row.revision, row.scanned_at_ms, row.entries);
+  } catch {
+    return undefined;
+  }
+}
+
+export function completeCheckpoint(db: Database.Database, workspace: string, snapshot: RecordedSnapshot): WorkspaceState {
   const key = workspaceKey(workspace);
   const now = Date.now();
+  const { revision, statCache } = snapshot;
   return db.transaction(() => {
     db.prepare(
       `UPDATE workspaces SET status = 'ready', pending_operation = NULL, base_revision = ?, generation = generation + 1,
          last_scan_revision = ?, last_scan_at = ?, updated_at = ? WHERE workspace_key = ?`,
     ).run(revision, revision, now, now, key);
+    db.prepare(
+      `INSERT INTO stat_caches (workspace_key, revision, scanned_at_ms, entries) VALUES (?, ?, ?, ?)
+       ON CONFLICT (workspace_key) DO UPDATE SET revision = excluded.revision, scanned_at_ms = excluded.scanned_at_ms, entries = excluded.entries`,
+    ).run(key, revision, statCache.scannedAtMs, statCache.entries);
     return db.prepare('SELECT * FROM workspaces WHERE workspace_key = ?').get(key) as WorkspaceState;
   }).immediate();
 }
