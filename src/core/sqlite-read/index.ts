@@ -104,7 +104,7 @@ function nameList(tokens: readonly Token[], i: number): string[] {
 }
 
 /**
- * CREATE TABLE statements parsed when the Stop hook's bundle was built (scripts/bundle-stop-hook.ts
+ * CREATE TABLE statements parsed when the Stop hook's bundle was built (scripts/build-bundles.ts
  * defines this), taken from stores the project's own code created. A parse depends on the statement's
  * text alone, so a stored statement with the same text needs no parse at run time; any other text is
  * parsed as usual. Undefined outside that bundle.
