@@ -32,7 +32,7 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
   // What install-stop registers: the one-file bundle when it was built, else the launcher.
-  const bundle = path.join(ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs');
+  const bundle = path.join(ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');
   const entry = fs.existsSync(bundle) ? bundle : path.join(ROOT, 'bin', 'agentscm.js');
   const hook = [
     entry, '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url,

@@ -9,21 +9,21 @@ const argv = process.argv.slice(2);
 /** src/version.ts as the build's CommonJS copy (no ES module loader), or the ES module after a bare tsc. */
 function versionModule() {
   try {
-    return Promise.resolve(require('../dist/hook/version.cjs'));
+    return Promise.resolve(require('../dist/bundles/version.cjs'));
   } catch (e) {
     if (e.code !== 'MODULE_NOT_FOUND') throw e;
     return import('../dist/src/version.js');
   }
 }
 /**
- * collect's one-file entry (src/commands/agent-task/collect-main.ts): the same parser, runner and
+ * collect's one-file entry (src/entries/collect.ts): the same parser, runner and
  * command module with a table of that one command, without the ES module loader. Help and version
  * flags (their text comes from the whole table) and a build without the bundle go to the full CLI.
  */
 function collectEntry(args) {
   if (args.some((a) => a === '--help' || a === '-h' || a.startsWith('--help=') || a === '--version')) return undefined;
   try {
-    return require('../dist/hook/agentscm-collect-entry.cjs');
+    return require('../dist/bundles/agentscm-collect-entry.cjs');
   } catch (e) {
     if (e.code !== 'MODULE_NOT_FOUND') throw e;
     return undefined;
@@ -44,7 +44,7 @@ if (major < 20 || (major === 20 && minor < 19)) {
       process.exitCode = code;
     });
   } else {
-    import('../dist/src/cli.js').then(async ({ main }) => {
+    import('../dist/src/entries/cli.js').then(async ({ main }) => {
       process.exitCode = await main(argv, 'agentscm');
     });
   }

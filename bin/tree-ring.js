@@ -13,7 +13,7 @@ const argv = process.argv.slice(2);
 /** src/version.ts as the build's CommonJS copy (no ES module loader), or the ES module after a bare tsc. */
 function versionModule() {
   try {
-    return Promise.resolve(require('../dist/hook/version.cjs'));
+    return Promise.resolve(require('../dist/bundles/version.cjs'));
   } catch (e) {
     if (e.code !== 'MODULE_NOT_FOUND') throw e;
     return import('../dist/src/version.js');
@@ -46,10 +46,10 @@ if (major < 20 || (major === 20 && minor < 19)) {
   versionModule().then(({ versionLine }) => {
     process.stdout.write(versionLine('tree-ring') + '\n');
   });
-} else if (recallFastPath(argv) && fs.existsSync(path.join(__dirname, '../dist/hook/tree-ring-recall.cjs'))) {
-  require('../dist/hook/tree-ring-recall.cjs');
+} else if (recallFastPath(argv) && fs.existsSync(path.join(__dirname, '../dist/bundles/tree-ring-recall.cjs'))) {
+  require('../dist/bundles/tree-ring-recall.cjs');
 } else {
-  import('../dist/src/cli.js').then(async ({ main }) => {
+  import('../dist/src/entries/cli.js').then(async ({ main }) => {
     process.exitCode = await main(argv, 'tree-ring');
   });
 }

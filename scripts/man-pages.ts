@@ -1,7 +1,7 @@
 // The two man pages, rendered from the command table. `npm run man` writes them to man/; a test renders
 // them in memory and fails when the committed files differ.
 
-import { AGENTSCM, TREE_RING } from '../src/cli.js';
+import { AGENTSCM, TREE_RING } from '../src/entries/cli.js';
 import { renderManPage } from '../src/cli/help.js';
 import { AGENTSCM_VERSION } from '../src/version.js';
 

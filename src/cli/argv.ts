@@ -1,5 +1,5 @@
 // argv -> (command, invocation) through commander, with the command tree built from the command table
-// (src/cli.ts): one commander Command per group and verb, each verb with its table arguments and options.
+// (src/entries/cli.ts): one commander Command per group and verb, each verb with its table arguments and options.
 // No command module is imported here. Help text stays the table's own (src/cli/help.ts), so commander
 // only parses; its errors become the project's USAGE errors (exit 2, one line, the error JSON on stdout
 // with --json: src/cli/run.ts), with commander's "did you mean" for unknown commands and options.

@@ -1,4 +1,4 @@
-// The one loader of the one-file CommonJS bundles (dist/hook/*.body.cjs), with a code cache through
+// The one loader of the one-file CommonJS bundles (dist/bundles/*.body.cjs), with a code cache through
 // Node's public APIs. Hooks and recall are fresh processes on every call, and much of their own time goes
 // to compiling the functions they run; a code cache spares later runs that work:
 //

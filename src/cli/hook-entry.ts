@@ -1,4 +1,4 @@
-// Shared entry of the one-file hook bundles (scripts/bundle-hook.ts): hosts start a process per event,
+// Shared entry of the one-file hook bundles (src/entries/, built by scripts/build-bundles.ts): hosts start a process per event,
 // so a bundle skips the module graph and talks to descriptors 0/1/2 directly, creating no stream
 // unless something asks for one. Same parser and runner as the full CLI; only the loading differs.
 
@@ -18,7 +18,7 @@ function fdOutput(fd: 1 | 2, streamed: () => void): Output {
       try {
         while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
       } catch (e) {
-        // A reader that went away (`tree-ring recall … | head`) is not an error, as in src/cli.ts main().
+        // A reader that went away (`tree-ring recall … | head`) is not an error, as in src/entries/cli.ts main().
         if (fd === 1 && (e as NodeJS.ErrnoException).code === 'EPIPE') return true;
         if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
         streamed();

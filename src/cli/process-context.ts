@@ -1,5 +1,5 @@
-// The command context of a CLI process: its stdio, environment and working directory (src/cli.ts, and
-// the one-file entries that run one command of the table, src/commands/agent-task/collect-main.ts).
+// The command context of a CLI process: its stdio, environment and working directory (src/entries/cli.ts, and
+// the one-file entries that run one command of the table, src/entries/collect.ts).
 
 import type { CommandContext } from './types.js';
 

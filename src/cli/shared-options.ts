@@ -1,5 +1,5 @@
-// Option specs shared by several commands of the table (src/cli.ts) and by the one-file entries that
-// run a single command of it (src/cli/collect-spec.ts), so that both are the same data.
+// Option specs shared by several commands of the table (src/entries/cli.ts) and by the one-file entries that
+// run a single command of it (src/entries/collect-spec.ts), so that both are the same data.
 
 import type { OptionSpec } from './types.js';
 

@@ -1,4 +1,4 @@
-// The shapes of the command table. The table itself (src/cli.ts) is plain data: help, man pages and
+// The shapes of the command table. The table itself (src/entries/cli.ts) is plain data: help, man pages and
 // the parser use it without importing any command module.
 
 export interface OptionSpec {

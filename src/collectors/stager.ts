@@ -9,11 +9,11 @@ import { AgentscmError } from '../core/errors.js';
 import type { StageFailure, StageRequest } from './snapshot-stage.js';
 
 /**
- * The worker's entry: the build's one-file CommonJS copy (dist/hook/stage-worker.cjs, which boots
+ * The worker's entry: the build's one-file CommonJS copy (dist/bundles/stage-worker.cjs, which boots
  * without the ES module loader), or the ES module after a bare `tsc`.
  */
 export function workerFile(): URL {
-  const bundle = new URL('../../hook/stage-worker.cjs', import.meta.url);
+  const bundle = new URL('../../bundles/stage-worker.cjs', import.meta.url);
   return existsSync(bundle) ? bundle : new URL('./stage-worker.js', import.meta.url);
 }
 

@@ -18,7 +18,7 @@ const PKG_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
  * Both take the same arguments.
  */
 function ourHookEntry(): string {
-  const bundle = path.join(PKG_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs');
+  const bundle = path.join(PKG_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');
   return fs.existsSync(bundle) ? bundle : path.join(PKG_ROOT, 'bin', 'agentscm.js');
 }
 

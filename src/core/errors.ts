@@ -1,5 +1,5 @@
 // The one error hierarchy of the project. Core code throws these; only the CLI top level turns them
-// into an exit code (src/cli.ts), after stdout and stderr are flushed. Codes are stable: scripts and
+// into an exit code (src/entries/cli.ts), after stdout and stderr are flushed. Codes are stable: scripts and
 // tests match on them, so never rename one.
 
 /** Error kinds, each with its exit code. The README and the man page print this table. */

@@ -1,4 +1,4 @@
-// `agent-task collect`'s one-file entry (bin/agentscm.js -> dist/hook/agentscm-collect-entry.cjs): for
+// `agent-task collect`'s one-file entry (bin/agentscm.js -> dist/bundles/agentscm-collect-entry.cjs): for
 // every invocation the launcher hands to it, the bytes on stdout and stderr and the exit code equal the
 // full command table's (runProgram with AGENTSCM, in process); help and version flags run the full CLI.
 // A preload records which of the two actually ran. A whole collection through this entry is what the
@@ -11,13 +11,13 @@ import { builtinModules } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { AGENTSCM, COMMANDS } from '../../src/cli.js';
+import { AGENTSCM, COMMANDS } from '../../src/entries/cli.js';
 import { runProgram } from '../../src/cli/run.js';
 import type { CommandContext } from '../../src/cli/types.js';
-import { COLLECT_SPEC } from '../../src/commands/agent-task/collect-main.js';
+import { COLLECT_SPEC } from '../../src/entries/collect.js';
 import { AGENTSCM_BIN, REPO_ROOT } from '../support/cli.js';
 
-const ENTRY = path.join(REPO_ROOT, 'dist/hook/agentscm-collect-entry.cjs');
+const ENTRY = path.join(REPO_ROOT, 'dist/bundles/agentscm-collect-entry.cjs');
 
 interface Outcome {
   code: number;

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { COMMANDS } from '../../src/cli.js';
+import { COMMANDS } from '../../src/entries/cli.js';
 import { RACY_MARGIN_MS } from '../../src/core/native/snapshot.js';
-import { STOP_HOOK_SPECS } from '../../src/commands/skill-workflow/hook-spec.js';
+import { STOP_HOOK_SPECS } from '../../src/entries/stop-hook-spec.js';
 import { agentscm, json, REPO_ROOT } from '../support/cli.js';
 import { assertCodexHookStdout, codexSchemaErrors } from '../support/hosts/schemas.js';
 import { adminSetup, checkpointArgs, PROFILE, REPO, startHub, tempDir, type RunningHub, type Setup } from '../support/hub.js';
@@ -546,7 +546,7 @@ describe('install-stop and init-repo', () => {
       assert.equal(spec.errorPolicy, table.errorPolicy);
       assert.equal(spec.json, table.json);
     }
-    assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs')), 'npm run build bundles the Stop hook');
+    assert.ok(fs.existsSync(path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs')), 'npm run build bundles the Stop hook');
   });
 
   test('install-stop merges into existing configs, is idempotent and refuses a relative token file', () => {
@@ -569,7 +569,7 @@ describe('install-stop and init-repo', () => {
     assert.equal(settings.hooks.Stop.length, 2);
     assert.deepEqual(settings.hooks.Stop[0], existing.hooks.Stop[0]);
     const cmd: string = settings.hooks.Stop[1].hooks[0].command;
-    assert.ok(cmd.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs')} `), cmd);
+    assert.ok(cmd.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs')} `), cmd);
     assert.match(cmd, / skill-workflow task-stop c1 /);
     assert.ok(cmd.includes(`--workspace ${project}`));
     const bytes = fs.readFileSync(path.join(project, '.claude', 'settings.json'));
@@ -581,6 +581,18 @@ describe('install-stop and init-repo', () => {
     const again = JSON.parse(fs.readFileSync(path.join(project, '.claude', 'settings.json'), 'utf8'));
     assert.equal(again.hooks.Stop.length, 2);
     assert.match(again.hooks.Stop[1].hooks[0].command, /127\.0\.0\.1:10 /);
+    // A handler written by an earlier release names the former bundle path dist/hook/…: it is ours, and
+    // replaced in place (that path still hands over to dist/bundles/ until then).
+    const formerEntry = path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs');
+    assert.match(fs.readFileSync(formerEntry, 'utf8'), /require\("\.\.\/bundles\/agentscm-stop-hook\.cjs"\)/);
+    again.hooks.Stop[1].hooks[0].command = again.hooks.Stop[1].hooks[0].command.replace(path.join(REPO_ROOT, 'dist', 'bundles'), path.join(REPO_ROOT, 'dist', 'hook'));
+    assert.ok(again.hooks.Stop[1].hooks[0].command.includes(formerEntry));
+    fs.writeFileSync(path.join(project, '.claude', 'settings.json'), JSON.stringify(again));
+    r = agentscm(args('claude-code', [], 'http://127.0.0.1:10'));
+    assert.match(r.stdout, /^installed: /m);
+    const replaced = JSON.parse(fs.readFileSync(path.join(project, '.claude', 'settings.json'), 'utf8'));
+    assert.equal(replaced.hooks.Stop.length, 2);
+    assert.ok(replaced.hooks.Stop[1].hooks[0].command.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs')} `));
 
     r = agentscm([...args('codex'), '--json']);
     assert.equal(r.code, 0, r.stderr);

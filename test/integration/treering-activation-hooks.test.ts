@@ -5,8 +5,8 @@ import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { cacheFileOf, compileBody, readCodeCache } from '../../src/cli/code-cache.js';
-import { COMMANDS } from '../../src/cli.js';
-import { HOOK_SPEC } from '../../src/commands/tree-ring/hook-spec.js';
+import { COMMANDS } from '../../src/entries/cli.js';
+import { HOOK_SPEC } from '../../src/entries/treering-hook-spec.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { codexSchemaErrors, type CodexSchemaName } from '../support/hosts/schemas.js';
 import { forbiddenIn, importsOf, walkImports } from '../support/import-graph.js';
@@ -205,25 +205,27 @@ test('the bundled hook entry parses like the command table and loads no forbidde
   assert.deepEqual(HOOK_SPEC.options, table.options);
   assert.equal(HOOK_SPEC.errorPolicy, table.errorPolicy);
   assert.equal(HOOK_SPEC.json, table.json);
-  assert.deepEqual(forbiddenIn(walkImports(path.join(REPO_ROOT, 'dist/src/commands/tree-ring/hook-main.js'))), []);
+  assert.deepEqual(forbiddenIn(walkImports(path.join(REPO_ROOT, 'dist/src/entries/treering-hook.js'))), []);
   // The CommonJS bundle carries better-sqlite3's JavaScript; at run time it requires only built-ins,
   // better-sqlite3's package.json and addon (by variable), and `bindings` (better-sqlite3's own fallback).
   // The entry is a loader that runs the body with its code cache (src/cli/code-cache.ts).
-  const required = [...new Set(['tree-ring-hook.cjs', 'tree-ring-hook.body.cjs'].flatMap((f) => bundleRequires(path.join(REPO_ROOT, 'dist/hook', f))))];
+  const required = [...new Set(['tree-ring-hook.cjs', 'tree-ring-hook.body.cjs'].flatMap((f) => bundleRequires(path.join(REPO_ROOT, 'dist/bundles', f))))];
   assert.ok(required.length > 0);
   const packages = required.filter((s) => !BUILTINS.has(s.replace(/^node:/, '')));
   assert.deepEqual(packages, ['bindings'], `bundle requires only built-ins (and bindings): ${packages.join(', ')}`);
-  const body = path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.body.cjs');
+  const body = path.join(REPO_ROOT, 'dist/bundles/tree-ring-hook.body.cjs');
   const cache = readCodeCache(cacheFileOf(body));
   assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
   assert.equal(compileBody(body, cache).cachedDataRejected, false, 'and this Node accepts it');
-  // Launchers from before the CommonJS bundle name dist/hook/tree-ring-hook.js: it hands over.
+  // Launchers from earlier releases name dist/hook/tree-ring-hook.js (the former ES module bundle) or
+  // dist/hook/tree-ring-hook.cjs: both hand over to the bundle under dist/bundles.
   assert.deepEqual(importsOf(path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.js')).static, ['node:module']);
+  assert.deepEqual(bundleRequires(path.join(REPO_ROOT, 'dist/hook/tree-ring-hook.cjs')), ['../bundles/tree-ring-hook.cjs']);
   // Through the launcher (which runs the bundle), refused input fails without stdout.
   const p = tempProject();
   tr(p, ['init']);
   const launcher = path.join(p, '.tree-ring/bin/tree-ring');
-  assert.match(fs.readFileSync(launcher, 'utf8'), /exec '[^']+' '[^']+\/dist\/hook\/tree-ring-hook\.cjs' "\$@"/);
+  assert.match(fs.readFileSync(launcher, 'utf8'), /exec '[^']+' '[^']+\/dist\/bundles\/tree-ring-hook\.cjs' "\$@"/);
   const args = ['--root', '.tree-ring', 'integrations', 'hook', '--harness', 'codex', '--input-json-stdin'];
   const bad = spawnSync(launcher, args, { cwd: p, env: { PATH: '/usr/bin:/bin' }, input: hookInput('Stop', p, { token: 'VAL-x' }), encoding: 'utf8' });
   assert.equal(bad.status, 1);
@@ -232,6 +234,11 @@ test('the bundled hook entry parses like the command table and loads no forbidde
   const stop = spawnSync(launcher, args, { cwd: p, env: { PATH: '/usr/bin:/bin' }, input: hookInput('Stop', p), encoding: 'utf8' });
   assert.equal(stop.status, 0, stop.stderr);
   assert.equal(JSON.parse(stop.stdout).decision, 'block');
+  for (const former of ['dist/hook/tree-ring-hook.js', 'dist/hook/tree-ring-hook.cjs']) {
+    const r = spawnSync(process.execPath, [path.join(REPO_ROOT, former), ...args], { cwd: p, env: { PATH: '/usr/bin:/bin' }, input: hookInput('Stop', p), encoding: 'utf8' });
+    assert.equal(r.status, 0, `${former}: ${r.stderr}`);
+    assert.equal(JSON.parse(r.stdout).decision, 'block', former);
+  }
 });
 
 test('capture round trip: the checkpoint\'s command stores a memory that a new session\'s SessionStart shows', () => {

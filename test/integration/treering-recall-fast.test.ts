@@ -1,4 +1,4 @@
-// `tree-ring recall`'s one-file fast path (bin/tree-ring.js -> dist/hook/tree-ring-recall.cjs): for
+// `tree-ring recall`'s one-file fast path (bin/tree-ring.js -> dist/bundles/tree-ring-recall.cjs): for
 // every invocation the launcher hands to it, the bytes on stdout and stderr and the exit code equal the
 // full command table's (runProgram with TREE_RING, in process); invocations it must not take (help,
 // hook words, other commands) run the full CLI. A preload records which of the two actually ran.
@@ -11,16 +11,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { COMMANDS, TREE_RING } from '../../src/cli.js';
+import { COMMANDS, TREE_RING } from '../../src/entries/cli.js';
 import { cacheFileOf, compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { runProgram } from '../../src/cli/run.js';
 import type { CommandContext } from '../../src/cli/types.js';
-import { RECALL_SPEC } from '../../src/commands/tree-ring/recall-spec.js';
+import { RECALL_SPEC } from '../../src/entries/recall-spec.js';
 import { REPO_ROOT, TREE_RING_BIN } from '../support/cli.js';
 import { tempProject, tr } from '../support/treering.js';
 
-const BUNDLE = path.join(REPO_ROOT, 'dist/hook/tree-ring-recall.cjs');
-const BODY = path.join(REPO_ROOT, 'dist/hook/tree-ring-recall.body.cjs');
+const BUNDLE = path.join(REPO_ROOT, 'dist/bundles/tree-ring-recall.cjs');
+const BODY = path.join(REPO_ROOT, 'dist/bundles/tree-ring-recall.body.cjs');
 
 /** A preload that writes, at exit, whether the recall bundle was loaded (CommonJS modules only). */
 function probeFile(): { preload: string; out: string } {

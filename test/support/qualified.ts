@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { COMMANDS } from '../../src/cli.js';
+import { COMMANDS } from '../../src/entries/cli.js';
 import { agentscm, type RunResult } from './cli.js';
 import { PROFILE, REPO } from './hub.js';
 

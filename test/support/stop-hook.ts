@@ -15,7 +15,7 @@ export interface HookRun {
 }
 
 /** The one-file bundle install-stop registers (same arguments as the launcher). */
-export const STOP_HOOK_BUNDLE = path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs');
+export const STOP_HOOK_BUNDLE = path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');
 
 export function runAsync(args: readonly string[], input: string, env: NodeJS.ProcessEnv, entry = AGENTSCM_BIN): Promise<HookRun> {
   return new Promise((resolve, reject) => {

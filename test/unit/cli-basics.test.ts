@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { AGENTSCM, TREE_RING } from '../../src/cli.js';
+import { AGENTSCM, TREE_RING } from '../../src/entries/cli.js';
 import { parseArgv } from '../../src/cli/argv.js';
 import { runProgram, type Program } from '../../src/cli/run.js';
 import type { CommandContext } from '../../src/cli/types.js';

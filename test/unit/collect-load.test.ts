@@ -1,5 +1,5 @@
 // What `agent-task collect` loads before it can start: its entry starts the engine reads (dockerode),
-// then runs one CommonJS bundle of its body with V8's code cache (scripts/bundle-hook.ts). The bundle
+// then runs one CommonJS bundle of its body with V8's code cache (scripts/build-bundles.ts). The bundle
 // must carry zod inside it, take the modules it shares with the CLI (errors.js: exit codes are mapped by
 // error class) from the entry instead of carrying copies, and never load ink, react or a copy of
 // dockerode up front (ink only for a terminal; the body uses the entry's engine client).
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { COMMANDS } from '../../src/cli.js';
+import { COMMANDS } from '../../src/entries/cli.js';
 import { cacheFileOf, compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { COLLECT_BODY, SHARED_WITH_BODY } from '../../src/commands/agent-task/collect.js';
 import { workerFile } from '../../src/collectors/stager.js';
@@ -16,14 +16,14 @@ import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../support/cli.js';
 import { commandModuleFile, importsOf, walkImports } from '../support/import-graph.js';
 
-const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli.js');
+const CLI = path.join(REPO_ROOT, 'dist', 'src', 'entries', 'cli.js');
 const DIR = path.join(REPO_ROOT, 'dist', 'src', 'commands', 'agent-task');
 
 test('collect\'s entry runs the body bundle, and statically loads only light modules', () => {
   const spec = COMMANDS.find((c) => c.path.join(' ') === 'agent-task collect')!;
   const entry = commandModuleFile(CLI, spec.load);
   assert.equal(entry, path.join(DIR, 'collect.js'));
-  assert.equal(COLLECT_BODY, path.join(REPO_ROOT, 'dist', 'hook', 'agentscm-collect.body.cjs'));
+  assert.equal(COLLECT_BODY, path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-collect.body.cjs'));
   const graph = walkImports(entry, { dynamic: false });
   assert.deepEqual([...graph.packages], ['dockerode'], 'the entry imports only the engine client before the engine reads start');
   assert.ok(graph.files.has(path.join(REPO_ROOT, 'dist', 'src', 'core', 'errors.js')));
@@ -49,7 +49,7 @@ test('the build\'s code cache of the collect body is accepted by this node', () 
 
 test('the snapshot staging worker runs from its one-file CommonJS bundle, which needs no ES module loader', () => {
   const file = fileURLToPath(workerFile());
-  assert.equal(file, path.join(REPO_ROOT, 'dist', 'hook', 'stage-worker.cjs'));
+  assert.equal(file, path.join(REPO_ROOT, 'dist', 'bundles', 'stage-worker.cjs'));
   const source = readFileSync(file, 'utf8');
   const required = new Set([...source.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!));
   assert.deepEqual([...required].filter((id) => !id.startsWith('node:')), [], 'builtins only: the worker carries its modules');

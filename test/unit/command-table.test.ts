@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { AGENTSCM, COMMANDS, TREE_RING } from '../../src/cli.js';
+import { AGENTSCM, COMMANDS, TREE_RING } from '../../src/entries/cli.js';
 import { runProgram } from '../../src/cli/run.js';
 import { usageLine } from '../../src/cli/help.js';
 import type { CommandContext } from '../../src/cli/types.js';

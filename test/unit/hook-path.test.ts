@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { COMMANDS } from '../../src/cli.js';
-import { BODY_NAME, CACHE_NAME } from '../../src/commands/skill-workflow/hook-loader.js';
+import { COMMANDS } from '../../src/entries/cli.js';
+import { BODY_NAME, CACHE_NAME } from '../../src/entries/stop-hook-files.js';
 import { compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, importsOf, walkImports } from '../support/import-graph.js';
 
-const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli.js');
+const CLI = path.join(REPO_ROOT, 'dist', 'src', 'entries', 'cli.js');
 const COMMANDS_DIR = path.join(REPO_ROOT, 'dist', 'src', 'commands') + path.sep;
 
 test('no hook command reaches a forbidden package (static and dynamic imports)', () => {
@@ -38,7 +38,7 @@ test('the launchers\' --version fast path loads one module that imports nothing'
   for (const bin of ['agentscm.js', 'tree-ring.js']) {
     const found = importsOf(path.join(REPO_ROOT, 'bin', bin));
     assert.deepEqual(found.static, [], `${bin} has no static imports`);
-    assert.deepEqual(found.dynamic, ['../dist/src/version.js', '../dist/src/cli.js'], bin);
+    assert.deepEqual(found.dynamic, ['../dist/src/version.js', '../dist/src/entries/cli.js'], bin);
   }
 });
 
@@ -62,7 +62,7 @@ test('the hook bundles are CommonJS, require only Node builtins (and better-sqli
   // they import (better-sqlite3's JavaScript too, its addon loaded from the package: src/core/sqlite/bundled.ts;
   // `bindings` only when the installed package is another version), and the loaders only Node's own modules.
   const requires = (file: string) => {
-    const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'hook', file), 'utf8');
+    const text = fs.readFileSync(path.join(REPO_ROOT, 'dist', 'bundles', file), 'utf8');
     assert.doesNotMatch(text, /\bimport\s*\(|\bimport\.meta\b/, `${file}: no ES module loading at run time`);
     return { text, required: [...new Set([...text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!))].sort() };
   };
@@ -77,8 +77,8 @@ test('the hook bundles are CommonJS, require only Node builtins (and better-sqli
 });
 
 test('the build stores a code cache of the Stop hook body that this Node accepts', () => {
-  const body = path.join(REPO_ROOT, 'dist', 'hook', BODY_NAME);
-  const cache = readCodeCache(path.join(REPO_ROOT, 'dist', 'hook', CACHE_NAME));
+  const body = path.join(REPO_ROOT, 'dist', 'bundles', BODY_NAME);
+  const cache = readCodeCache(path.join(REPO_ROOT, 'dist', 'bundles', CACHE_NAME));
   assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
   assert.equal(compileBody(body, cache).cachedDataRejected, false);
 });

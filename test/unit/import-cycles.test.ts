@@ -40,13 +40,22 @@ test('no import cycle among the modules of src/', () => {
   assert.deepEqual(cycles, []);
 });
 
-test('the library layers (core, collectors, hub) import nothing of the command layer (src/cli, src/commands)', () => {
-  const upper = [path.join(SRC, 'cli') + path.sep, path.join(SRC, 'commands') + path.sep, path.join(SRC, 'cli.ts')];
-  const lower = ['core', 'collectors', 'hub'].map((d) => path.join(SRC, d) + path.sep);
+/** Imports from files under any of `lower` to files under any of `upper` (directories of src/). */
+function importsUpward(lower: readonly string[], upper: readonly string[]): string[] {
+  const up = upper.map((d) => path.join(SRC, d) + path.sep);
+  const low = lower.map((d) => path.join(SRC, d) + path.sep);
   const found: string[] = [];
   for (const [file, targets] of sourceImportGraph(SRC)) {
-    if (!lower.some((d) => file.startsWith(d))) continue;
-    for (const t of targets) if (upper.some((u) => t === u || t.startsWith(u))) found.push(`${path.relative(SRC, file)} -> ${path.relative(SRC, t)}`);
+    if (!low.some((d) => file.startsWith(d))) continue;
+    for (const t of targets) if (up.some((u) => t.startsWith(u))) found.push(`${path.relative(SRC, file)} -> ${path.relative(SRC, t)}`);
   }
-  assert.deepEqual(found, []);
+  return found;
+}
+
+test('the library layers (core, collectors, hub) import nothing of the command layer (src/cli, src/commands, src/entries)', () => {
+  assert.deepEqual(importsUpward(['core', 'collectors', 'hub'], ['cli', 'commands', 'entries']), []);
+});
+
+test('the commands and the runner import nothing of the process entries (src/entries)', () => {
+  assert.deepEqual(importsUpward(['cli', 'commands'], ['entries']), []);
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { render } from 'ink-testing-library';
-import { COMMANDS } from '../../src/cli.js';
+import { COMMANDS } from '../../src/entries/cli.js';
 import { TuiApp } from '../../src/commands/tree-ring/tui-view.js';
 import type { TuiMemory, TuiSnapshot } from '../../src/core/treering/tui-data.js';
 import { REPO_ROOT } from '../support/cli.js';

@@ -1,7 +1,7 @@
 // The body of `agentscm agent-task collect` (collect.ts starts the engine reads, then loads this): one
 // exact local collection of a claimed collector attempt (src/collectors/collect.ts has the state machine).
 // The build bundles this module with what it imports, zod included, into one CommonJS file with V8's
-// code cache, which is what collect.ts runs (scripts/bundle-hook.ts says what stays outside).
+// code cache, which is what collect.ts runs (scripts/build-bundles.ts says what stays outside).
 
 import { Authority } from '../../core/authority/store.js';
 import { canonicalJson, type JsonValue } from '../../core/canonical/json.js';

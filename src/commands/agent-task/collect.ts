@@ -23,8 +23,8 @@ import type { EngineReads } from './collect-flow.js';
 
 type Flow = typeof import('./collect-flow.js');
 
-/** The body bundle made by `npm run build` (scripts/bundle-hook.ts), and its code cache beside it. */
-export const COLLECT_BODY = fileURLToPath(new URL('../../../hook/agentscm-collect.body.cjs', import.meta.url));
+/** The body bundle made by `npm run build` (scripts/build-bundles.ts), and its code cache beside it. */
+export const COLLECT_BODY = fileURLToPath(new URL('../../../bundles/agentscm-collect.body.cjs', import.meta.url));
 
 /**
  * The modules the body shares with this process instead of carrying copies: errors.js (the CLI runner

@@ -1,4 +1,4 @@
-// The one-file bundles' variant of ./open.ts (swapped in by scripts/bundle-tree-ring.ts, never run
+// The one-file bundles' variant of ./open.ts (swapped in by scripts/build-bundles.ts, never run
 // unbundled). better-sqlite3's JavaScript is bundled: resolving and compiling its fourteen small files
 // cost more of a cold start than opening and querying the database. Only its native addon is loaded
 // from the installed package, and only when that package is the version the bundle was built with;

@@ -1,6 +1,6 @@
 // How the project loads better-sqlite3. Through `require` rather than an ES `import`: an import of a
 // CommonJS package makes the ESM loader lex and translate each of its files (measured ≈ 13 ms of a
-// cold start here). The one-file bundles (scripts/bundle-tree-ring.ts) swap this module for
+// cold start here). The one-file bundles (scripts/build-bundles.ts) swap this module for
 // ./bundled.ts, which carries better-sqlite3's JavaScript inside the bundle.
 
 import { createRequire } from 'node:module';

@@ -22,9 +22,9 @@ export function cliEntryPath(): string {
   }
 }
 
-/** The one-file CommonJS bundle of the lifecycle hook beside the CLI (dist/hook/tree-ring-hook.cjs). */
+/** The one-file CommonJS bundle of the lifecycle hook beside the CLI (dist/bundles/tree-ring-hook.cjs). */
 export function hookBundlePath(cliPath: string): string {
-  return path.join(path.dirname(path.dirname(cliPath)), 'dist', 'hook', 'tree-ring-hook.cjs');
+  return path.join(path.dirname(path.dirname(cliPath)), 'dist', 'bundles', 'tree-ring-hook.cjs');
 }
 
 export function launcherScript(nodePath = process.execPath, cliPath = cliEntryPath()): string {

@@ -1,14 +1,15 @@
-// The command table: every group and verb of agentscm, as plain data. A command's module (and its heavy
-// dependencies) is imported only when that command runs, so `--version`, `--help` and the hooks stay
-// fast. Help text and the man pages are generated from this table (src/cli/help.ts, scripts/gen-man.ts).
+// The command table: every group and verb of agentscm, as plain data, and the full CLI's entry (main,
+// which bin/agentscm.js and bin/tree-ring.js import). A command's module (and its heavy dependencies) is
+// imported only when that command runs, so `--version`, `--help` and the hooks stay fast. Help text and
+// the man pages are generated from this table (src/cli/help.ts, scripts/gen-man.ts).
 
-import { runProgram, type Program } from './cli/run.js';
-import type { CommandSpec, GroupSpec, OptionSpec } from './cli/types.js';
-import { CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from './cli/shared-options.js';
-import { processContext } from './cli/process-context.js';
-import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './cli/collect-spec.js';
-import { redactSecrets } from './core/treering/sensitivity.js';
-import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from './version.js';
+import { runProgram, type Program } from '../cli/run.js';
+import type { CommandSpec, GroupSpec, OptionSpec } from '../cli/types.js';
+import { CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from '../cli/shared-options.js';
+import { processContext } from '../cli/process-context.js';
+import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './collect-spec.js';
+import { redactSecrets } from '../core/treering/sensitivity.js';
+import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from '../version.js';
 
 // ---- shared option specs -------------------------------------------------------------------------
 
@@ -108,7 +109,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       'An existing entry is never replaced or removed: one that would need a change is kept byte-for-byte and its harness ' +
       'is reported needs-user-review. The JSON lists the harnesses under integrations. --dry-run shows the plan and writes nothing.',
     options: [{ flag: 'dry-run', help: 'show the plan without writing anything' }],
-    load: () => import('./commands/tree-ring/init.js'),
+    load: () => import('../commands/tree-ring/init.js'),
   }),
   trCommand({
     path: ['tree-ring', 'remember'],
@@ -131,7 +132,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'salience', value: 'X', help: 'importance in [0,1]', defaultText: '0.5' },
       { flag: 'confidence', value: 'X', help: 'confidence in [0,1]', defaultText: '0.5' },
     ],
-    load: () => import('./commands/tree-ring/remember.js'),
+    load: () => import('../commands/tree-ring/remember.js'),
   }),
   trCommand({
     path: ['tree-ring', 'capture'],
@@ -153,7 +154,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       TR_DETAILS,
       TR_TAG,
     ],
-    load: () => import('./commands/tree-ring/capture.js'),
+    load: () => import('../commands/tree-ring/capture.js'),
   }),
   trCommand({
     path: ['tree-ring', 'evidence'],
@@ -169,7 +170,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'score', value: 'X', help: 'evaluation score in [0,1]' },
       TR_TAG,
     ],
-    load: () => import('./commands/tree-ring/evidence.js'),
+    load: () => import('../commands/tree-ring/evidence.js'),
   }),
   trCommand({
     path: ['tree-ring', 'recall'],
@@ -190,7 +191,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'include-superseded', help: 'also recall superseded memories' },
       { flag: 'include-expired', help: 'also recall expired memories' },
     ],
-    load: () => import('./commands/tree-ring/recall.js'),
+    load: () => import('../commands/tree-ring/recall.js'),
   }),
   trCommand({
     path: ['tree-ring', 'forget'],
@@ -202,7 +203,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'reason', value: 'TEXT', help: 'why (required, not stored)', required: true },
       TR_AGENT,
     ],
-    load: () => import('./commands/tree-ring/forget.js'),
+    load: () => import('../commands/tree-ring/forget.js'),
   }),
   trCommand({
     path: ['tree-ring', 'export'],
@@ -213,7 +214,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'include-superseded', help: 'include superseded memories' },
     ],
     jsonHelp: 'with --output, print the summary as one JSON document; without --output the export itself (JSON Lines) is what goes to stdout',
-    load: () => import('./commands/tree-ring/export.js'),
+    load: () => import('../commands/tree-ring/export.js'),
   }),
   trCommand({
     path: ['tree-ring', 'import'],
@@ -224,35 +225,35 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'replace-existing', help: 'replace memories with the same id' },
       TR_AGENT,
     ],
-    load: () => import('./commands/tree-ring/import.js'),
+    load: () => import('../commands/tree-ring/import.js'),
   }),
   trCommand({
     path: ['tree-ring', 'policy', 'enable'],
     summary: 'switch to coordinated mode and print the coordinator capability once',
     options: [{ flag: 'coordinator', value: 'LABEL', help: 'a label for the coordinator' }],
-    load: () => import('./commands/tree-ring/policy-enable.js'),
+    load: () => import('../commands/tree-ring/policy-enable.js'),
   }),
   trCommand({
     path: ['tree-ring', 'policy', 'status'],
     summary: 'show the write policy (read-only; never creates or migrates the store)',
-    load: () => import('./commands/tree-ring/policy-status.js'),
+    load: () => import('../commands/tree-ring/policy-status.js'),
   }),
   trCommand({
     path: ['tree-ring', 'policy', 'rotate'],
     summary: 'replace the coordinator capability (needs TREE_RING_COORDINATOR_TOKEN)',
     options: [{ flag: 'coordinator', value: 'LABEL', help: 'a new label for the coordinator' }],
-    load: () => import('./commands/tree-ring/policy-rotate.js'),
+    load: () => import('../commands/tree-ring/policy-rotate.js'),
   }),
   trCommand({
     path: ['tree-ring', 'policy', 'disable'],
     summary: 'return to open mode (needs TREE_RING_COORDINATOR_TOKEN)',
-    load: () => import('./commands/tree-ring/policy-disable.js'),
+    load: () => import('../commands/tree-ring/policy-disable.js'),
   }),
   trCommand({
     path: ['tree-ring', 'policy', 'audit'],
     summary: 'list recent authorization decisions (read-only)',
     options: [{ flag: 'limit', value: 'N', help: 'at most N entries', defaultText: '20' }],
-    load: () => import('./commands/tree-ring/policy-audit.js'),
+    load: () => import('../commands/tree-ring/policy-audit.js'),
   }),
   // ---- tree-ring: store lifecycle (upstream 0.15 audit, maintain, consolidate) -------------------
   trCommand({
@@ -265,7 +266,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       'included. A missing store is audited as empty and not created. --json prints {generated_at, audit_type, memory_count, ' +
       'finding_count, findings[]}.',
     options: [{ flag: 'audit-type', value: 'TYPE', help: 'all, stale, sensitive, low_confidence, supersession, or contradictions', defaultText: 'all' }],
-    load: () => import('./commands/tree-ring/audit.js'),
+    load: () => import('../commands/tree-ring/audit.js'),
   }),
   trCommand({
     path: ['tree-ring', 'maintain'],
@@ -283,7 +284,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'apply-secret-redactions', help: 'redact memories with secret-like content' },
       { flag: 'repair-fts', help: 'rebuild the SQLite FTS index' },
     ],
-    load: () => import('./commands/tree-ring/maintain.js'),
+    load: () => import('../commands/tree-ring/maintain.js'),
   }),
   trCommand({
     path: ['tree-ring', 'consolidate'],
@@ -303,7 +304,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'dry-run', help: 'plan consolidation without writing summaries or records' },
       { flag: 'force', help: 'create a new consolidation and supersede prior summaries' },
     ],
-    load: () => import('./commands/tree-ring/consolidate.js'),
+    load: () => import('../commands/tree-ring/consolidate.js'),
   }),
   trCommand({
     path: ['tree-ring', 'welcome'],
@@ -317,7 +318,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'init', help: 'initialize the configured memory root during onboarding' },
       { flag: 'no-animation', help: 'print a stable onboarding screen without animation (the screen is always static)' },
     ],
-    load: () => import('./commands/tree-ring/welcome.js'),
+    load: () => import('../commands/tree-ring/welcome.js'),
   }),
   trCommand({
     path: ['tree-ring', 'integrations', 'scan'],
@@ -327,7 +328,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       'and a few in $HOME, with a next step for each. A marker never activates an adapter (see integrations status). --json ' +
       'prints {ok, report: {root, detected_count, integrations: [{id, name, status, confidence, markers: [{path, origin}], next_step}]}}.',
     options: [{ flag: 'source-root', value: 'DIR', help: 'project root to scan', defaultText: '.' }],
-    load: () => import('./commands/tree-ring/integrations-scan.js'),
+    load: () => import('../commands/tree-ring/integrations-scan.js'),
   }),
   trCommand({
     path: ['tree-ring', 'recall-quality'],
@@ -342,7 +343,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'source-root', value: 'DIR', help: 'project root the evidence belongs to', defaultText: '.' },
       { flag: 'evidence-dir', value: 'DIR', help: 'where the evidence is written', defaultText: 'SOURCE_ROOT/target/tree-ring-certification' },
     ],
-    load: () => import('./commands/tree-ring/recall-quality.js'),
+    load: () => import('../commands/tree-ring/recall-quality.js'),
   }),
   trCommand({
     path: ['tree-ring', 'dox', 'sync'],
@@ -360,7 +361,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'project', value: 'NAME', help: 'optional project scope for imported memories' },
       { flag: 'dry-run', help: 'preview generated memories without writing them' },
     ],
-    load: () => import('./commands/tree-ring/dox-sync.js'),
+    load: () => import('../commands/tree-ring/dox-sync.js'),
   }),
   trCommand({
     path: ['tree-ring', 'revolve', 'sync'],
@@ -376,7 +377,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       { flag: 'project', value: 'NAME', help: 'optional project scope for imported memories' },
       { flag: 'dry-run', help: 'preview generated memories without writing them' },
     ],
-    load: () => import('./commands/tree-ring/revolve-sync.js'),
+    load: () => import('../commands/tree-ring/revolve-sync.js'),
   }),
   trCommand({
     path: ['tree-ring', 'tui'],
@@ -387,7 +388,7 @@ const TREE_RING_COMMANDS: readonly CommandSpec[] = [
       'r refresh, q or Esc quit. Needs a terminal on stdin and stdout: otherwise, and with --json, one error line and exit 2. A ' +
       'missing store is shown as such and not created.',
     options: [{ flag: 'tick-ms', value: 'N', help: 'refresh cadence in milliseconds (50 to 5000)', defaultText: '250' }],
-    load: () => import('./commands/tree-ring/tui.js'),
+    load: () => import('../commands/tree-ring/tui.js'),
   }),
 ];
 
@@ -401,25 +402,25 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Creates DIR (mode 0700) if absent and publishes the key create-only: an existing key is never overwritten. ' +
       'A symlinked DIR or one accessible by group or others is refused. Prints public_key and verification_key_id.',
     options: [KEY_DIR],
-    load: () => import('./commands/agent-task/key-generate.js'),
+    load: () => import('../commands/agent-task/key-generate.js'),
   },
   {
     path: ['agent-task', 'key', 'show'],
     summary: 'print the public key and verification key id of an existing key',
     options: [KEY_DIR],
-    load: () => import('./commands/agent-task/key-show.js'),
+    load: () => import('../commands/agent-task/key-show.js'),
   },
   {
     path: ['agent-task', 'observation', 'digest'],
     summary: 'validate a TaskResultAssertion and print its observation digest and signing bytes',
     options: [ASSERTION],
-    load: () => import('./commands/agent-task/observation-digest.js'),
+    load: () => import('../commands/agent-task/observation-digest.js'),
   },
   {
     path: ['agent-task', 'observation', 'sign'],
     summary: 'sign the observation digest of a TaskResultAssertion with the key in DIR',
     options: [ASSERTION, KEY_DIR],
-    load: () => import('./commands/agent-task/observation-sign.js'),
+    load: () => import('../commands/agent-task/observation-sign.js'),
   },
   {
     path: ['agent-task', 'observation', 'verify'],
@@ -430,7 +431,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'signature', value: 'HEX', help: '128 lowercase hex characters', required: true },
       { flag: 'public-key', value: 'HEX', help: '64 lowercase hex characters', required: true },
     ],
-    load: () => import('./commands/agent-task/observation-verify.js'),
+    load: () => import('../commands/agent-task/observation-verify.js'),
   },
   {
     path: ['agent-task', 'runtime-probe'],
@@ -443,7 +444,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'and runtime_identity_digest, the value a collector profile pins. Exits 12 (RUNTIME_UNAVAILABLE) when no engine ' +
       'answers or the image is missing.',
     options: [DOCKER_HOST, { flag: 'image', value: 'IMAGE_ID', help: 'full image ID, sha256:<64 hex>', required: true }],
-    load: () => import('./commands/agent-task/runtime-probe.js'),
+    load: () => import('../commands/agent-task/runtime-probe.js'),
   },
   // ---- tree-ring: harness activation -------------------------------------------------------------
   {
@@ -456,7 +457,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'verbose', help: 'add the newest valid receipt\'s recall result count and query class' },
     ],
     errorPolicy: 'tree-ring',
-    load: () => import('./commands/tree-ring/integrations-status.js'),
+    load: () => import('../commands/tree-ring/integrations-status.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'activate'],
@@ -464,7 +465,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: TR_ACTIVATE_DETAILS,
     options: TR_ACTIVATE_OPTIONS,
     errorPolicy: 'tree-ring',
-    load: () => import('./commands/tree-ring/integrations-activate.js'),
+    load: () => import('../commands/tree-ring/integrations-activate.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'link'],
@@ -472,21 +473,21 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: TR_ACTIVATE_DETAILS,
     options: TR_ACTIVATE_OPTIONS,
     errorPolicy: 'tree-ring',
-    load: () => import('./commands/tree-ring/integrations-activate.js'),
+    load: () => import('../commands/tree-ring/integrations-activate.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'deactivate'],
     summary: 'list the reconciliation steps to deactivate a harness (changes nothing: create-only writer)',
     options: [TR_ROOT, TR_SOURCE_ROOT, TR_HARNESS],
     errorPolicy: 'tree-ring',
-    load: () => import('./commands/tree-ring/integrations-deactivate.js'),
+    load: () => import('../commands/tree-ring/integrations-deactivate.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'certify'],
     summary: 'record the verified activation status as JSON and Markdown evidence',
     options: [TR_ROOT],
     errorPolicy: 'tree-ring',
-    load: () => import('./commands/tree-ring/integrations-certify.js'),
+    load: () => import('../commands/tree-ring/integrations-certify.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'preflight'],
@@ -511,7 +512,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     errorPolicy: 'tree-ring',
-    load: () => import('./commands/tree-ring/integrations-preflight.js'),
+    load: () => import('../commands/tree-ring/integrations-preflight.js'),
   },
   {
     path: ['tree-ring', 'integrations', 'hook'],
@@ -528,7 +529,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     json: false,
     errorPolicy: 'hook',
-    load: () => import('./commands/tree-ring/integrations-hook.js'),
+    load: () => import('../commands/tree-ring/integrations-hook.js'),
   },
   ...TREE_RING_COMMANDS,
   {
@@ -536,7 +537,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'ask the Hub for its capability, schema versions and operations (task-independent)',
     details: CALL_EXIT,
     options: [{ ...DATA_DIR, required: false, help: 'accepted like the other calls; capabilities reads no local state' }, ENDPOINT, CA_FILE, REPOSITORY, PROFILE, TOKEN_FILE],
-    load: () => import('./commands/agent-task/capabilities.js'),
+    load: () => import('../commands/agent-task/capabilities.js'),
   },
   {
     path: ['agent-task', 'requirements'],
@@ -544,7 +545,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: CALL_EXIT,
     args: [CHANGE_ARG],
     options: HUB_CALL,
-    load: () => import('./commands/agent-task/requirements.js'),
+    load: () => import('../commands/agent-task/requirements.js'),
   },
   {
     path: ['agent-task', 'next'],
@@ -552,7 +553,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: 'A superseded subject answers subject_current false, no task and next {"operation":"checkpoint"}. ' + CALL_EXIT,
     args: [CHANGE_ARG],
     options: HUB_CALL,
-    load: () => import('./commands/agent-task/next.js'),
+    load: () => import('../commands/agent-task/next.js'),
   },
   {
     path: ['agent-task', 'instructions'],
@@ -560,7 +561,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: 'When the Hub does not support the offered schema version, prints nothing on stdout (the schema_mismatch document is the JSON error detail) and exits 11. ' + CALL_EXIT,
     args: [CHANGE_ARG],
     options: [...HUB_CALL, ...TASK_SELECT, { flag: 'schema-version', value: 'N', help: 'schema version to offer', defaultText: '1' }],
-    load: () => import('./commands/agent-task/instructions.js'),
+    load: () => import('../commands/agent-task/instructions.js'),
   },
   {
     path: ['agent-task', 'reference'],
@@ -576,7 +577,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'sha256', value: 'HEX', help: 'expected content digest', defaultText: 'the digest the task names' },
       { flag: 'schema-version', value: 'N', help: 'expected schema version', defaultText: '1' },
     ],
-    load: () => import('./commands/agent-task/reference.js'),
+    load: () => import('../commands/agent-task/reference.js'),
   },
   {
     path: ['agent-task', 'status'],
@@ -584,7 +585,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: CALL_EXIT,
     args: [CHANGE_ARG],
     options: [...HUB_CALL, ...TASK_SELECT, { flag: 'attempt-id', value: 'ID', help: 'an exact attempt instead of the current one' }],
-    load: () => import('./commands/agent-task/status.js'),
+    load: () => import('../commands/agent-task/status.js'),
   },
   {
     path: ['agent-task', 'qualification'],
@@ -592,7 +593,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: 'Prints qualified, subject_current, receipt_digest, revision, per-task states, typed failures and next. Exits 0 when qualified, 8 when not. ' + CALL_EXIT,
     args: [CHANGE_ARG],
     options: HUB_CALL,
-    load: () => import('./commands/agent-task/qualification.js'),
+    load: () => import('../commands/agent-task/qualification.js'),
   },
   {
     path: ['agent-task', 'claim'],
@@ -609,21 +610,21 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'execution-operation-id', value: 'ID', help: 'the new execution identity', defaultText: 'derived from the request id and the task, so an identical retry is the identical request' },
       REQUEST_ID,
     ],
-    load: () => import('./commands/agent-task/claim.js'),
+    load: () => import('../commands/agent-task/claim.js'),
   },
   {
     path: ['agent-task', 'heartbeat'],
     summary: 'extend the live lease of an attempt (never past its issued length)',
     details: 'An expired lease cannot be extended: expiry is not termination, reconcile instead. ' + ATTEMPT_NOTE + MUTATION_NOTE + CALL_EXIT,
     options: [...HUB_MUTATION, ...ATTEMPT_SELECT, { flag: 'lease-ms', value: 'N', help: 'requested extension', defaultText: 'the issued lease' }, REQUEST_ID],
-    load: () => import('./commands/agent-task/heartbeat.js'),
+    load: () => import('../commands/agent-task/heartbeat.js'),
   },
   {
     path: ['agent-task', 'cancel'],
     summary: 'cancel a leased attempt (it stays uncertain until reconciled)',
     details: ATTEMPT_NOTE + MUTATION_NOTE + CALL_EXIT,
     options: [...HUB_MUTATION, ...ATTEMPT_SELECT, REASON, REQUEST_ID],
-    load: () => import('./commands/agent-task/cancel.js'),
+    load: () => import('../commands/agent-task/cancel.js'),
   },
   {
     path: ['agent-task', 'reconcile'],
@@ -632,7 +633,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Any agent of the attempt\'s owner may reconcile, also after the subject went stale or the executor was revoked. ' +
       'The old fence can then no longer heartbeat, cancel or finish anything. ' + ATTEMPT_NOTE + MUTATION_NOTE + CALL_EXIT,
     options: [...HUB_MUTATION, ...ATTEMPT_SELECT, REASON, REQUEST_ID],
-    load: () => import('./commands/agent-task/reconcile.js'),
+    load: () => import('../commands/agent-task/reconcile.js'),
   },
   {
     path: ['agent-task', 'result'],
@@ -648,7 +649,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'key-dir', value: 'DIR', help: 'the signing key directory (with --sign)' },
       REQUEST_ID,
     ],
-    load: () => import('./commands/agent-task/result.js'),
+    load: () => import('../commands/agent-task/result.js'),
   },
   {
     path: ['agent-task', 'recovery'],
@@ -664,14 +665,14 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'attempt-id', value: 'ID', help: 'an exact attempt', defaultText: 'the request\'s, else the current one' },
       { flag: 'request-id', value: 'ID', help: 'the mutation request to recover' },
     ],
-    load: () => import('./commands/agent-task/recovery.js'),
+    load: () => import('../commands/agent-task/recovery.js'),
   },
   {
     path: ['authority', 'init'],
     summary: 'create the data dir (0700) and its authority database',
     details: 'Idempotent: an initialized data dir is reported with created false.',
     options: [DATA_DIR],
-    load: () => import('./commands/authority/init.js'),
+    load: () => import('../commands/authority/init.js'),
   },
   {
     path: ['authority', 'profile', 'add'],
@@ -687,7 +688,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'requirement', value: 'FILE', help: 'the workflow requirement JSON file', required: true },
       { flag: 'publish-forge-status', help: 'publish a commit status for candidate pull/merge requests' },
     ],
-    load: () => import('./commands/authority/profile-add.js'),
+    load: () => import('../commands/authority/profile-add.js'),
   },
   {
     path: ['authority', 'token', 'issue'],
@@ -700,13 +701,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'repository', value: 'OWNER/NAME', help: 'limit the token to this repository (HTTP 403 elsewhere)', defaultText: 'every repository of the data dir' },
       { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
     ],
-    load: () => import('./commands/authority/token-issue.js'),
+    load: () => import('../commands/authority/token-issue.js'),
   },
   {
     path: ['authority', 'token', 'revoke'],
     summary: 'revoke a workspace token; the Hub refuses it on its next request',
     options: [DATA_DIR, { flag: 'token-id', value: 'ID', help: 'the token_id printed by token issue', required: true }],
-    load: () => import('./commands/authority/token-revoke.js'),
+    load: () => import('../commands/authority/token-revoke.js'),
   },
   {
     path: ['authority', 'enroll'],
@@ -724,13 +725,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'public-key', value: 'HEX', help: '64 lowercase hex characters (from agent-task key show)', required: true },
       { flag: 'yes', help: 'do not ask for confirmation' },
     ],
-    load: () => import('./commands/authority/enroll.js'),
+    load: () => import('../commands/authority/enroll.js'),
   },
   {
     path: ['authority', 'revoke-enrollment'],
     summary: 'revoke an enrollment; evidence from it stops counting, and re-enrolling makes a new epoch',
     options: [DATA_DIR, { flag: 'registration-id', value: 'ID', help: 'the registration_id printed by enroll', required: true }],
-    load: () => import('./commands/authority/revoke-enrollment.js'),
+    load: () => import('../commands/authority/revoke-enrollment.js'),
   },
   {
     path: ['authority', 'collector-profile', 'install'],
@@ -742,7 +743,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'enrollment; installing other bytes later replaces the current installation and evidence bound to the old one stops ' +
       'counting. Re-enrollment makes a new epoch that needs its own profile.',
     options: [DATA_DIR, { flag: 'file', value: 'FILE', help: 'the collector profile JSON file ("-" for stdin)', required: true }],
-    load: () => import('./commands/authority/collector-profile-install.js'),
+    load: () => import('../commands/authority/collector-profile-install.js'),
   },
   {
     path: ['checkpoint'],
@@ -752,7 +753,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids.',
     args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
     options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'workspace', value: 'PATH', help: 'the workspace directory', required: true }],
-    load: () => import('./commands/checkpoint.js'),
+    load: () => import('../commands/checkpoint.js'),
   },
   {
     path: ['hub', 'serve'],
@@ -769,7 +770,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'tls-cert', value: 'FILE', help: 'PEM certificate chain to serve https with (with --tls-key)', defaultText: 'plain http' },
       { flag: 'tls-key', value: 'FILE', help: 'PEM private key of --tls-cert' },
     ],
-    load: () => import('./commands/hub/serve.js'),
+    load: () => import('../commands/hub/serve.js'),
   },
   {
     path: ['agent-task', 'collector-claim'],
@@ -787,7 +788,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'execution-operation-id', value: 'ID', help: 'the new execution identity', defaultText: 'derived from the request id and the task, so an identical retry is the identical request' },
       REQUEST_ID,
     ],
-    load: () => import('./commands/agent-task/collector-claim.js'),
+    load: () => import('../commands/agent-task/collector-claim.js'),
   },
   {
     path: ['agent-task', 'collector-descriptor'],
@@ -795,7 +796,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: CALL_EXIT,
     args: [{ name: 'CHANGE', help: 'the Change id (unused; accepted for symmetry)' }],
     options: [...HUB_MUTATION, { flag: 'task-id', value: 'ID', help: 'the task', required: true }, { flag: 'attempt-id', value: 'ID', help: 'the attempt', required: true }],
-    load: () => import('./commands/agent-task/collector-descriptor.js'),
+    load: () => import('../commands/agent-task/collector-descriptor.js'),
   },
   {
     path: ['agent-task', 'collector-finalize'],
@@ -806,9 +807,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       'never runs a collector. ' + MUTATION_NOTE + CALL_EXIT,
     args: [CHANGE_ARG],
     options: [...HUB_CALL, REQUEST_ID],
-    load: () => import('./commands/agent-task/collector-finalize.js'),
+    load: () => import('../commands/agent-task/collector-finalize.js'),
   },
-  { ...COLLECT_SPEC_DATA, load: () => import('./commands/agent-task/collect.js') },
+  { ...COLLECT_SPEC_DATA, load: () => import('../commands/agent-task/collect.js') },
   {
     path: ['agent-task', 'retry-upload'],
     summary: 'upload the identical retained signed transfer of an attempt again',
@@ -825,7 +826,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'key-dir', value: 'DIR', help: 'the collector key dir (state in KEY_DIR/state)' },
       { flag: 'state-dir', value: 'DIR', help: 'the collector state dir', defaultText: 'KEY_DIR/state' },
     ],
-    load: () => import('./commands/agent-task/retry-upload.js'),
+    load: () => import('../commands/agent-task/retry-upload.js'),
   },
   {
     path: ['skill-workflow', 'task-stop'],
@@ -835,7 +836,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     errorPolicy: 'hook',
     args: [CHANGE_ARG],
     options: STOP_HOOK_OPTIONS,
-    load: () => import('./commands/skill-workflow/task-stop.js'),
+    load: () => import('../commands/skill-workflow/task-stop.js'),
   },
   {
     path: ['skill-workflow', 'task-codex-stop'],
@@ -845,7 +846,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     errorPolicy: 'hook',
     args: [CHANGE_ARG],
     options: STOP_HOOK_OPTIONS,
-    load: () => import('./commands/skill-workflow/task-codex-stop.js'),
+    load: () => import('../commands/skill-workflow/task-codex-stop.js'),
   },
   {
     path: ['install-stop'],
@@ -853,7 +854,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details:
       'Merges one Stop handler into PROJECT/.claude/settings.json (claude-code) or PROJECT/.codex/hooks.json (codex), keeping ' +
       'everything else; running it again with the same arguments changes nothing, and other arguments replace the handler of ' +
-      'the same Change in place. The command is `exec` with absolute paths of node and of the bundled hook entry dist/hook/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
+      'the same Change in place, whichever entry path it names (so one an earlier release wrote too). The command is `exec` with absolute paths of node and of the bundled hook entry dist/bundles/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
       'The token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
       'Codex, the hook must also be trusted in /hooks before it runs.',
     args: [CHANGE_ARG],
@@ -863,7 +864,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'workspace', value: 'PATH', help: 'the workspace the hook checks', defaultText: 'the project directory' },
       { flag: 'project', value: 'DIR', help: 'the project whose hook config is written', defaultText: 'the current directory' },
     ],
-    load: () => import('./commands/install-stop.js'),
+    load: () => import('../commands/install-stop.js'),
   },
   {
     path: ['init-repo'],
@@ -873,7 +874,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'reference only when needed. Re-running replaces the block in place and leaves every other byte of the files as it was; ' +
       'the Cursor rule is .cursor/rules/agentscm-workflow-tasks.mdc.',
     options: [{ flag: 'dir', value: 'DIR', help: 'the repository root', defaultText: 'the current directory' }],
-    load: () => import('./commands/init-repo.js'),
+    load: () => import('../commands/init-repo.js'),
   },
 ];
 

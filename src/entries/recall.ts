@@ -1,12 +1,12 @@
-// Entry of `tree-ring recall`'s one-file fast path (dist/hook/tree-ring-recall.cjs, built by
-// scripts/bundle-tree-ring.ts). Agents recall on every turn and each run is a new process, so
+// Entry of `tree-ring recall`'s one-file fast path (dist/bundles/tree-ring-recall.cjs, built by
+// scripts/build-bundles.ts). Agents recall on every turn and each run is a new process, so
 // bin/tree-ring.js hands a plain `recall` invocation (see recallFastPath there) to this CommonJS
 // bundle. Same parser, runner and command module as the full CLI; only the loading differs.
 
-import { runHookBundle } from '../../cli/hook-entry.js';
-import type { Program } from '../../cli/run.js';
-import { redactSecrets } from '../../core/treering/sensitivity.js';
-import { TREE_RING_VERSION } from '../../version.js';
+import { runHookBundle } from '../cli/hook-entry.js';
+import type { Program } from '../cli/run.js';
+import { redactSecrets } from '../core/treering/sensitivity.js';
+import { TREE_RING_VERSION } from '../version.js';
 import { RECALL_SPEC } from './recall-spec.js';
 
 const PROGRAM: Program = {

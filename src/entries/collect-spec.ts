@@ -1,9 +1,9 @@
-// `agent-task collect`'s command spec without its loader: the table's entry (src/cli.ts) and the whole
-// table of collect's one-file entry (src/commands/agent-task/collect-main.ts), which bin/agentscm.js runs
+// `agent-task collect`'s command spec without its loader: the table's entry (src/entries/cli.ts) and the whole
+// table of collect's one-file entry (src/entries/collect.ts), which bin/agentscm.js runs
 // for a plain collect. Each adds the same module's import, written relative to itself.
 
-import { CALL_EXIT, CHANGE_ARG, DOCKER_HOST, HUB_CALL, KEY_DIR, TASK_SELECT } from './shared-options.js';
-import type { CommandSpec, GroupSpec } from './types.js';
+import { CALL_EXIT, CHANGE_ARG, DOCKER_HOST, HUB_CALL, KEY_DIR, TASK_SELECT } from '../cli/shared-options.js';
+import type { CommandSpec, GroupSpec } from '../cli/types.js';
 
 /** The group collect belongs to, as the table lists it. */
 export const AGENT_TASK_GROUP: GroupSpec = { path: ['agent-task'], summary: 'typed v1 agent-task calls, keys, observations, collection' };

@@ -1,7 +1,7 @@
-// `tree-ring recall`'s command spec for its one-file fast path (recall-main.ts). It equals the table
-// entry `tree-ring recall` in src/cli.ts minus the group word; a test keeps the two equal.
+// `tree-ring recall`'s command spec for its one-file fast path (recall.ts). It equals the table
+// entry `tree-ring recall` in the command table (cli.ts) minus the group word; a test keeps the two equal.
 
-import type { CommandSpec } from '../../cli/types.js';
+import type { CommandSpec } from '../cli/types.js';
 
 export const RECALL_SPEC: CommandSpec = {
   path: ['recall'],
@@ -26,5 +26,5 @@ export const RECALL_SPEC: CommandSpec = {
     { flag: 'include-expired', help: 'also recall expired memories' },
   ],
   errorPolicy: 'tree-ring',
-  load: () => import('./recall.js'),
+  load: () => import('../commands/tree-ring/recall.js'),
 };

@@ -1,13 +1,13 @@
-// Entry of the bundled Stop hook body (dist/hook/agentscm-stop-hook.body.cjs, built by scripts/bundle-stop-hook.ts;
-// the registered entry dist/hook/agentscm-stop-hook.cjs loads it with its code cache, see hook-loader.ts).
+// Entry of the bundled Stop hook body (dist/bundles/agentscm-stop-hook.body.cjs, built by scripts/build-bundles.ts;
+// the registered entry dist/bundles/agentscm-stop-hook.cjs loads it with its code cache, see stop-hook-loader.ts).
 // Hosts start a process on every stop, and each extra ES module costs start-up time, so install-stop
 // registers this one-file bundle. Same parser, runner and modules as `agentscm skill-workflow
 // task-stop|task-codex-stop`; only the loading differs.
 
-import { runHookBundle } from '../../cli/hook-entry.js';
-import type { Program } from '../../cli/run.js';
-import { AGENTSCM_VERSION } from '../../version.js';
-import { STOP_HOOK_SPECS } from './hook-spec.js';
+import { runHookBundle } from '../cli/hook-entry.js';
+import type { Program } from '../cli/run.js';
+import { AGENTSCM_VERSION } from '../version.js';
+import { STOP_HOOK_SPECS } from './stop-hook-spec.js';
 
 const PROGRAM: Program = {
   name: 'agentscm',

@@ -1,12 +1,12 @@
-// Entry of the bundled lifecycle hook (dist/hook/tree-ring-hook.cjs, built by scripts/bundle-tree-ring.ts).
+// Entry of the bundled lifecycle hook (dist/bundles/tree-ring-hook.cjs, built by scripts/build-bundles.ts).
 // Hosts start a process per event, and on small machines each extra module costs milliseconds, so the
 // project-local launcher runs this one-file CommonJS bundle for `--root .tree-ring integrations hook …`.
 // Same parser, runner and module as `tree-ring integrations hook`; only the loading differs.
 
-import { runHookBundle } from '../../cli/hook-entry.js';
-import type { Program } from '../../cli/run.js';
-import { TREE_RING_VERSION } from '../../version.js';
-import { HOOK_SPEC } from './hook-spec.js';
+import { runHookBundle } from '../cli/hook-entry.js';
+import type { Program } from '../cli/run.js';
+import { TREE_RING_VERSION } from '../version.js';
+import { HOOK_SPEC } from './treering-hook-spec.js';
 
 const PROGRAM: Program = {
   name: 'tree-ring',

@@ -1,7 +1,7 @@
-// The lifecycle hook's command spec for the bundled entry (hook-main.ts). It equals the table entry
-// `tree-ring integrations hook` in src/cli.ts minus the group word; a test keeps the two equal.
+// The lifecycle hook's command spec for the bundled entry (treering-hook.ts). It equals the table entry
+// `tree-ring integrations hook` in the command table (cli.ts) minus the group word; a test keeps the two equal.
 
-import type { CommandSpec } from '../../cli/types.js';
+import type { CommandSpec } from '../cli/types.js';
 
 export const HOOK_SPEC: CommandSpec = {
   path: ['integrations', 'hook'],
@@ -13,6 +13,6 @@ export const HOOK_SPEC: CommandSpec = {
   ],
   json: false,
   errorPolicy: 'hook',
-  load: () => import('./integrations-hook.js'),
+  load: () => import('../commands/tree-ring/integrations-hook.js'),
 };
 

@@ -1,8 +1,8 @@
-// The Stop hooks' command specs for the bundled entry (hook-main.ts). They equal the table entries
-// `skill-workflow task-stop` and `task-codex-stop` in src/cli.ts (which may not import command
+// The Stop hooks' command specs for the bundled entry (stop-hook.ts). They equal the table entries
+// `skill-workflow task-stop` and `task-codex-stop` in the command table (cli.ts) (which may not import command
 // modules statically); a test keeps them equal.
 
-import type { CommandSpec, OptionSpec } from '../../cli/types.js';
+import type { CommandSpec, OptionSpec } from '../cli/types.js';
 
 const OPTIONS: readonly OptionSpec[] = [
   { flag: 'data-dir', value: 'DIR', help: 'the native data dir (authority, snapshots, journal); may also precede the command', required: true },
@@ -23,7 +23,7 @@ export const STOP_HOOK_SPECS: readonly CommandSpec[] = [
     errorPolicy: 'hook',
     args: [CHANGE],
     options: OPTIONS,
-    load: () => import('./task-stop.js'),
+    load: () => import('../commands/skill-workflow/task-stop.js'),
   },
   {
     path: ['skill-workflow', 'task-codex-stop'],
@@ -32,6 +32,6 @@ export const STOP_HOOK_SPECS: readonly CommandSpec[] = [
     errorPolicy: 'hook',
     args: [CHANGE],
     options: OPTIONS,
-    load: () => import('./task-codex-stop.js'),
+    load: () => import('../commands/skill-workflow/task-codex-stop.js'),
   },
 ];

@@ -1,8 +1,0 @@
-// Entry of the lifecycle hook as the project-local launcher runs it (dist/hook/tree-ring-hook.cjs): runs
-// the bundled body (dist/hook/tree-ring-hook.body.cjs, from hook-main.ts) with a code cache (see
-// src/cli/code-cache.ts).
-
-import * as path from 'node:path';
-import { runBundle } from '../../cli/code-cache.js';
-
-runBundle(path.join(__dirname, 'tree-ring-hook.body.cjs'), require);
