@@ -120,7 +120,7 @@ export async function run(): Promise<BenchResult> {
   const bases: number[] = [];
   try {
     const url = await new Promise<string>((resolve) => hub.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
-    const bundle = path.join(ROOT, 'dist', 'hook', 'agentscm-stop-hook.cjs');
+    const bundle = path.join(ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');
     const entry = fs.existsSync(bundle) ? bundle : cli;
     const hookArgs = [entry, '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url, '--repository', 'acme/demo', '--profile', 'default', '--token-file', tokenFile, '--workspace', ws];
     const env = { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(root, 'state') };
