@@ -86,11 +86,11 @@ test('tree-ring tui refuses a non-terminal and --json with exit 2, and loads ink
   assert.equal(r.stderr, 'error: tree-ring tui needs an interactive terminal (stdin and stdout must be a TTY)\n');
   assert.equal(tr(dir, ['--json', 'tui']).stderr, 'error: --json is not supported with the interactive TUI\n');
   const spec = COMMANDS.find((c) => c.path.join(' ') === 'tree-ring tui')!;
-  const file = commandModuleFile(path.join(REPO_ROOT, 'dist', 'src', 'cli.js'), spec.load);
+  const file = commandModuleFile(path.join(REPO_ROOT, 'dist', 'src', 'entries', 'cli.js'), spec.load);
   const statics = walkImports(file, { dynamic: false });
   assert.equal(statics.packages.has('ink') || statics.packages.has('react'), false, 'ink is imported only after the terminal check');
   assert.ok(walkImports(file).packages.has('ink'));
   for (const c of COMMANDS.filter((c) => c.errorPolicy === 'hook' || c.path.join(' ') === 'tree-ring recall')) {
-    assert.equal([...walkImports(commandModuleFile(path.join(REPO_ROOT, 'dist', 'src', 'cli.js'), c.load)).files].some((f) => f.includes('tui')), false, c.path.join(' '));
+    assert.equal([...walkImports(commandModuleFile(path.join(REPO_ROOT, 'dist', 'src', 'entries', 'cli.js'), c.load)).files].some((f) => f.includes('tui')), false, c.path.join(' '));
   }
 });
