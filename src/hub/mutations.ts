@@ -8,9 +8,6 @@ import type { MutationRequest } from '../core/contract/mutations.js';
 import { assertionBody, claimAttempt, mutateAttempt, predecodeRetainedTask, recoveryEnvelope, requestDigest, requestedClaim, submitResult } from './claims.js';
 import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
-// The HTTP facade (server.ts) names the mutation context from here; it lives in subjects.ts.
-export type { MutationContext } from './subjects.js';
-
 type BatchedMutation = Exclude<MutationRequest, { operation: 'recovery' }>;
 
 /**

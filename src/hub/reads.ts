@@ -301,5 +301,3 @@ function readReference(ctx: ReadContext, subject: Subject, task: Task, name: str
 }
 
 export { READ_OPERATIONS };
-// The request types live in subjects.ts; the HTTP facade (server.ts) names them from here.
-export type { ReadContext, Scope } from './subjects.js';

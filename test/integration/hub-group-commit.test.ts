@@ -15,7 +15,7 @@ import { checkpoint } from '../../src/core/native/checkpoint.js';
 import { GroupCommit, runBatch, type Outcome } from '../../src/hub/batch.js';
 import { HubError } from '../../src/hub/errors.js';
 import { handleMutation } from '../../src/hub/mutations.js';
-import type { Scope } from '../../src/hub/reads.js';
+import type { Scope } from '../../src/hub/subjects.js';
 import { HubState } from '../../src/hub/server.js';
 import { claimBody, manyTasks, mutationBody, resultBody } from '../support/hub-http.js';
 import { exampleAuthority } from '../../scripts/example-authority.js';
