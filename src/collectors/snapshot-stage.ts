@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { canonicalJsonBytes } from '../core/canonical/json.js';
 import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
 import { localState, type ErrorKind } from '../core/errors.js';
-import { ensurePrivateDir, lstatOrUndefined } from '../core/fs/safe.js';
+import { ensurePrivateDir, lstatOrUndefined, writeNewFile } from '../core/fs/safe.js';
 import { BLOB_MODE, MODE_EXEC, MODE_SYMLINK, SnapshotStore } from '../core/native/snapshot.js';
 
 export interface StageRequest {
@@ -112,17 +112,8 @@ export function stageLinkedSync(r: StageRequest): { dir: string; unverified: Lin
         fs.symlinkSync(body.toString('utf8'), target);
         continue;
       }
-      // O_EXCL|O_NOFOLLOW: never write through a link planted in the fresh tree.
-      const mode = e.mode === MODE_EXEC ? STAGED_EXEC_MODE : STAGED_FILE_MODE;
-      const fd = fs.openSync(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
-      try {
-        let off = 0;
-        while (off < body.length) off += fs.writeSync(fd, body, off, body.length - off);
-        // The umask may have removed bits: the tree must not depend on it.
-        fs.fchmodSync(fd, mode);
-      } finally {
-        fs.closeSync(fd);
-      }
+      // Exclusive and never through a link planted in the fresh tree; the mode whatever the umask.
+      writeNewFile(target, body, e.mode === MODE_EXEC ? STAGED_EXEC_MODE : STAGED_FILE_MODE);
     }
   } catch (e) {
     discardStaged(dir);

@@ -151,6 +151,20 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/**
+ * Creates `file` (O_EXCL|O_NOFOLLOW: never an existing file, never through a symlink) holding bytes, with
+ * exactly `mode` whatever the umask, and no fsync: for files whose durability comes from elsewhere.
+ */
+export function writeNewFile(file: string, bytes: Uint8Array, mode: number): void {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  try {
+    fs.writeFileSync(fd, bytes);
+    fs.fchmodSync(fd, mode);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Writes bytes to a fresh exclusive temp file beside `file` and fsyncs it; returns its path. */
 export function writeSyncedTemp(dir: string, file: string, bytes: Uint8Array | string, mode: number): string {
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);

@@ -19,7 +19,7 @@ import { DOMAINS, domainDigest, HEX64, sha256Hex } from '../crypto/digest.js';
 import * as crypto from 'node:crypto';
 import { badInput, localState } from '../errors.js';
 import { randomBytes } from '../crypto/random.js';
-import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly } from '../fs/safe.js';
+import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, writeNewFile } from '../fs/safe.js';
 
 // child_process is loaded only for git work trees: the Stop hooks scan on every stop, most often
 // without git, and loading it costs them start-up time. (getBuiltinModule, not createRequire: the Stop
@@ -501,17 +501,10 @@ export class SnapshotStore {
     }
     if (lstatOrUndefined(file)) return;
     const tmp = path.join(dir, `.${sha256}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, BLOB_MODE);
-    try {
-      let off = 0;
-      while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
-      // Readable by all (BLOB_MODE, whatever the umask): a collector materializes regular files by
-      // hard-linking their blobs, and a container's user need not be the owner. The store's
-      // directories stay owner-private.
-      fs.fchmodSync(fd, BLOB_MODE);
-    } finally {
-      fs.closeSync(fd);
-    }
+    // Readable by all (BLOB_MODE, whatever the umask): a collector materializes regular files by
+    // hard-linking their blobs, and a container's user need not be the owner. The store's
+    // directories stay owner-private.
+    writeNewFile(tmp, bytes, BLOB_MODE);
     try {
       fs.linkSync(tmp, file);
     } catch (e) {
