@@ -31,3 +31,4 @@ export const CALL_EXIT =
   'Exit codes: 4 when the Hub rejects the token (401/403), 5 when it cannot be reached (a TLS failure too: an untrusted ' +
   'certificate names --ca-file), 6 when its answer fails strict validation, ' +
   '11 on a schema mismatch; see agentscm(1) EXIT STATUS.';
+export const HUB_KEY: OptionSpec = { flag: 'hub-key', value: 'HEX', help: 'the Hub\'s pinned receipt public key: only answers it signed for this request count', defaultText: 'answers are not signature-checked' };

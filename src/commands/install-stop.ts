@@ -9,6 +9,8 @@ import { clientEndpoint, readCaFile, readTokenFile } from '../core/hub-client/cl
 import { installStopHook, stopCommand } from '../core/hooks/install.js';
 import type { StopHost } from '../core/hooks/stop-guard.js';
 import { requireAbsolute } from '../core/fs/safe.js';
+import { parsePublicKeyHex, toHex } from '../core/crypto/ed25519.js';
+import { readHubKey } from '../core/crypto/hub-key.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
 
 /** This installation's root (dist/src/commands/ -> the package). */
@@ -37,11 +39,16 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   clientEndpoint(endpoint, caFile === undefined ? undefined : readCaFile(caFile));
   const project = path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.');
   const workspace = path.resolve(ctx.cwd, optionalStringOpt(inv, 'workspace') ?? project);
+  const dataDir = path.resolve(ctx.cwd, stringOpt(inv, 'data-dir'));
+  // The pinned Hub key: given, else the one the Hub recorded in the data dir, else none.
+  const keyOpt = optionalStringOpt(inv, 'hub-key');
+  const pinned = keyOpt !== undefined ? parsePublicKeyHex(keyOpt) : readHubKey(dataDir);
+  const hubKey = pinned === undefined ? undefined : toHex(pinned);
   const command = stopCommand({
     node: process.execPath,
     bin: ourHookEntry(),
     host,
-    dataDir: path.resolve(ctx.cwd, stringOpt(inv, 'data-dir')),
+    dataDir,
     change,
     endpoint,
     caFile,
@@ -49,6 +56,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     profile: idOpt(inv, 'profile'),
     tokenFile,
     workspace,
+    hubKey,
   });
   const { file, changed } = installStopHook(host, project, change, command);
   const hostName = host === 'claude-code' ? 'Claude Code' : 'Codex';
@@ -59,13 +67,14 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const lines = [
     `${changed ? 'installed' : 'already installed'}: ${hostName} Stop hook (task-stop mode) for Change ${change} in ${file}`,
     `instructions: ${instructions}`,
+    hubKey !== undefined ? `hub key: ${hubKey} (only answers it signs let the session stop)` : 'hub key: none pinned (hub serve --receipt-key-dir, then install-stop again, makes answers signed and checked)',
   ];
   const trust = host === 'codex'
     ? 'Codex skips a new or changed hook until it is trusted: open /hooks in Codex and trust this Stop hook (the project must be trusted too).'
     : undefined;
   if (trust) lines.push(`trust: ${trust}`);
   return {
-    data: { host, mode: 'task-stop', file, changed, command, instructions, ...(trust ? { trust } : {}) },
+    data: { host, mode: 'task-stop', file, changed, command, hub_key: hubKey ?? null, instructions, ...(trust ? { trust } : {}) },
     text: lines.join('\n'),
   };
 }

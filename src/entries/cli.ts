@@ -5,7 +5,7 @@
 
 import { runProgram, type Program } from '../cli/run.js';
 import type { CommandSpec, GroupSpec, OptionSpec } from '../cli/types.js';
-import { CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from '../cli/shared-options.js';
+import { CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, HUB_KEY, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from '../cli/shared-options.js';
 import { processContext } from '../cli/process-context.js';
 import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './collect-spec.js';
 import { redactSecrets } from '../core/treering/sensitivity.js';
@@ -41,6 +41,8 @@ const STOP_HOOK_DETAILS =
   'when the subject is qualified and current and the workspace is clean at the qualified revision; otherwise it prints ' +
   '{"decision":"block","reason":…} with the typed failures, a fixed next_action sentence and next. After 8 continuations ' +
   '(counter in $AGENTSCM_STATE_DIR, else $XDG_STATE_HOME/agentscm, else ~/.local/state/agentscm) it lets the session stop. ' +
+  'With --hub-key the request carries a fresh nonce and only an answer the pinned key signed for this subject and nonce counts; ' +
+  'an unsigned, wrongly signed or replayed answer blocks as "answer not signed by the pinned Hub key". ' +
   'Malformed stdin, a bad argument or a counter error exit 1 (non-blocking). It never claims, collects, uploads, finalizes, ' +
   'reconciles or checkpoints. Install it with `agentscm install-stop`.';
 const STOP_HOOK_OPTIONS: readonly OptionSpec[] = [
@@ -51,6 +53,7 @@ const STOP_HOOK_OPTIONS: readonly OptionSpec[] = [
   PROFILE,
   TOKEN_FILE,
   { flag: 'workspace', value: 'PATH', help: 'the checked-out workspace of the Change', required: true },
+  HUB_KEY,
 ];
 
 // ---- groups --------------------------------------------------------------------------------------
@@ -66,6 +69,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
   { path: ['hub'], summary: 'the reference Hub' },
+  { path: ['receipt'], summary: 'signed receipt bundles: export from the Hub, verify offline' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
   { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
   { path: ['tree-ring', 'dox'], summary: 'summarize DOX-style AGENTS.md guidance into memory' },
@@ -400,7 +404,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'make an Ed25519 signing key in an owner-private directory',
     details:
       'Creates DIR (mode 0700) if absent and publishes the key create-only: an existing key is never overwritten. ' +
-      'A symlinked DIR or one accessible by group or others is refused. Prints public_key and verification_key_id.',
+      'A symlinked DIR or one accessible by group or others is refused. Prints public_key and verification_key_id. ' +
+      'The same kind of key serves as the Hub\'s receipt key (hub serve --receipt-key-dir).',
     options: [KEY_DIR],
     load: () => import('../commands/agent-task/key-generate.js'),
   },
@@ -769,8 +774,41 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' },
       { flag: 'tls-cert', value: 'FILE', help: 'PEM certificate chain to serve https with (with --tls-key)', defaultText: 'plain http' },
       { flag: 'tls-key', value: 'FILE', help: 'PEM private key of --tls-cert' },
+      { flag: 'receipt-key-dir', value: 'DIR', help: 'the Hub\'s receipt key (from agent-task key generate): signs qualification answers and receipt bundles; its public key is recorded in DATA_DIR/hub-receipt-key.json', defaultText: 'unsigned answers, no bundles' },
     ],
     load: () => import('../commands/hub/serve.js'),
+  },
+  {
+    path: ['receipt', 'export'],
+    summary: 'write the Hub-signed receipt bundle of the Change\'s current subject (offline-verifiable)',
+    details:
+      'One file (created, never overwritten): the v2 receipt\'s bytes, the original signed collector transfers, the enrolled ' +
+      'public keys and epochs, and an in-toto Statement (subject: the revision; predicate https://in-toto.io/attestation/test-result/v0.1 ' +
+      'with the criteria outcomes) in a DSSE envelope signed by the Hub\'s receipt key, also as a Sigstore bundle v0.3 (public-key ' +
+      'hint, no transparency log). The bundle is checked against the key it names before it is written. The Hub needs ' +
+      '--receipt-key-dir (else exit 7). ' + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [
+      ...HUB_CALL,
+      { flag: 'out', value: 'FILE', help: 'the bundle file to create', required: true },
+      { flag: 'sigstore-out', value: 'FILE', help: 'also create this file holding the Sigstore bundle alone' },
+    ],
+    load: () => import('../commands/receipt/export.js'),
+  },
+  {
+    path: ['receipt', 'verify'],
+    summary: 'check a receipt bundle offline against the Hub\'s public key; exit 0, or 10 when anything fails',
+    details:
+      'Checks the DSSE signature under --trusted-key and that the Sigstore bundle carries the same envelope, the Statement and ' +
+      'its revision (--revision), the receipt bytes and digest, and for every transfer its bytes, header digest, collector signature ' +
+      'under the enrolled key and epoch, records, passing execution record and bindings to the receipt, and that no registration was ' +
+      'revoked before the receipt was finalized. Needs no Hub and no data dir.',
+    args: [{ name: 'BUNDLE', help: 'the bundle file (from receipt export)', required: true }],
+    options: [
+      { flag: 'trusted-key', value: 'HEX', help: 'the Hub\'s receipt public key (64 hex, from agent-task key show)', required: true },
+      { flag: 'revision', value: 'R', help: 'require the bundle to be about this revision' },
+    ],
+    load: () => import('../commands/receipt/verify.js'),
   },
   {
     path: ['agent-task', 'collector-claim'],
@@ -860,8 +898,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [CHANGE_ARG],
     options: [
       { flag: 'host', value: 'claude-code|codex', help: 'which host to configure', required: true },
-      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace'),
+      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace' && o.flag !== 'hub-key'),
       { flag: 'workspace', value: 'PATH', help: 'the workspace the hook checks', defaultText: 'the project directory' },
+      { ...HUB_KEY, defaultText: 'the key `hub serve --receipt-key-dir` recorded in the data dir, else none' },
       { flag: 'project', value: 'DIR', help: 'the project whose hook config is written', defaultText: 'the current directory' },
     ],
     load: () => import('../commands/install-stop.js'),

@@ -3,6 +3,7 @@
 // modules statically); a test keeps them equal.
 
 import type { CommandSpec, OptionSpec } from '../cli/types.js';
+import { HUB_KEY } from '../cli/shared-options.js';
 
 const OPTIONS: readonly OptionSpec[] = [
   { flag: 'data-dir', value: 'DIR', help: 'the native data dir (authority, snapshots, journal); may also precede the command', required: true },
@@ -12,6 +13,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flag: 'profile', value: 'ID', help: 'the agent-task profile', required: true },
   { flag: 'token-file', value: 'ABS_PATH', help: 'absolute path of an owner-private (0600) workspace token file', required: true },
   { flag: 'workspace', value: 'PATH', help: 'the checked-out workspace of the Change', required: true },
+  HUB_KEY,
 ];
 const CHANGE = { name: 'CHANGE', help: 'the Change id; its current subject is read from the local authority', required: true };
 

@@ -360,6 +360,14 @@ export class Journal implements JournalStore {
     );
   }
 
+  transferBytes(transferDigest: string): Buffer | undefined {
+    return (this.stmt('SELECT bytes FROM transfers WHERE transfer_digest = ?').get(transferDigest) as { bytes: Buffer } | undefined)?.bytes;
+  }
+
+  receiptCreatedAt(receiptDigest: string): number | undefined {
+    return (this.stmt('SELECT created_at FROM receipts WHERE receipt_digest = ?').get(receiptDigest) as { created_at: number } | undefined)?.created_at;
+  }
+
   receiptBody(receiptDigest: string): Buffer | undefined {
     return (this.stmt('SELECT body FROM receipts WHERE receipt_digest = ?').get(receiptDigest) as { body: Buffer } | undefined)?.body;
   }

@@ -26,6 +26,9 @@ import { decodeTransfer, handleCollector, importTransfer } from './collector.js'
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
 import { retainedText } from './claims.js';
+import { EXPORT_OPERATIONS, ReceiptBundleRequest } from '../core/contract/export.js';
+import { handleReceiptBundle } from './receipt-bundle.js';
+import { signQualification, type ReceiptKey } from './signing.js';
 import { closeServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
@@ -40,6 +43,8 @@ export interface HubOptions {
   readonly limits?: Limits;
   /** Where one-line diagnostics go (never to clients). */
   readonly log?: (line: string) => void;
+  /** The receipt key (hub serve --receipt-key-dir): signs qualification answers and receipt bundles. */
+  readonly receiptKey?: ReceiptKey;
 }
 
 export interface RunningHub {
@@ -55,6 +60,8 @@ export class HubState {
   private journalCheckedAt = -Infinity;
   /** Every journal write of the HTTP facade goes through this group commit (see batch.ts). */
   readonly commits: GroupCommit;
+  /** Signs qualification answers and receipt bundles when set. */
+  receiptKey: ReceiptKey | undefined;
 
   constructor(
     readonly dataDir: string,
@@ -158,7 +165,7 @@ function bearer(ex: Exchange): string | undefined {
   return m?.[1];
 }
 
-export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS];
+export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS, ...EXPORT_OPERATIONS];
 
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
@@ -269,9 +276,19 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         else state.commits.submit(prepareMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
+      if (op === 'receipt_bundle') {
+        const r = ReceiptBundleRequest.safeParse(doc);
+        if (!r.success) throw invalidRequest(`request body is invalid: ${formatIssues(r.error)}`);
+        sendDurable(ex, 200, handleReceiptBundle(fresh(ctx), scope, r.data, state.receiptKey));
+        return;
+      }
       const parsed = ReadRequest.safeParse(doc);
       if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
-      sendDurable(ex, 200, handleRead(fresh(ctx), scope, parsed.data));
+      const req = parsed.data;
+      let answer = handleRead(fresh(ctx), scope, req);
+      // With a receipt key every qualification answer is signed, bound to the subject and nonce asked.
+      if (req.operation === 'qualification' && state.receiptKey) answer = signQualification(answer, (doc as { subject: JsonValue }).subject, req.nonce ?? null, state.receiptKey);
+      sendDurable(ex, 200, answer);
     } catch (e) {
       const f = failure(e, log);
       // An unauthenticated request's answer ends its connection: a client without a valid token gets
@@ -295,6 +312,7 @@ export function hubRequestListener(state: HubState, log: (line: string) => void,
 export async function startHub(opts: HubOptions): Promise<RunningHub> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const state = new HubState(opts.dataDir, log);
+  state.receiptKey = opts.receiptKey;
   const server = createHubServer(hubRequestListener(state, log), { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.limits ? { limits: opts.limits } : {}) });
   let addr;
   try {

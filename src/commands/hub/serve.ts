@@ -3,6 +3,9 @@
 import * as tls from 'node:tls';
 import { startHub } from '../../hub/server.js';
 import type { TlsIdentity } from '../../hub/http.js';
+import { receiptKey, type ReceiptKey } from '../../hub/signing.js';
+import { loadKey } from '../../core/crypto/keystore.js';
+import { publishHubKey } from '../../core/crypto/hub-key.js';
 import { badInput, usageError } from '../../core/errors.js';
 import { readBoundedInput } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
@@ -34,9 +37,19 @@ export function tlsIdentity(certFile: string | undefined, keyFile: string | unde
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const { host, port } = parseListen(optionalStringOpt(inv, 'listen') ?? '127.0.0.1:8421');
   const identity = tlsIdentity(optionalStringOpt(inv, 'tls-cert'), optionalStringOpt(inv, 'tls-key'));
+  const dataDir = stringOpt(inv, 'data-dir');
+  // The receipt key signs qualification answers and receipt bundles; its public key is recorded in the
+  // data dir for install-stop to pin.
+  const keyDir = optionalStringOpt(inv, 'receipt-key-dir');
+  let key: ReceiptKey | undefined;
+  if (keyDir !== undefined) {
+    key = receiptKey(loadKey(keyDir));
+    publishHubKey(dataDir, key.publicKey);
+    ctx.stderr.write(`hub: receipt key ${key.keyId}\n`);
+  }
   let hub: Awaited<ReturnType<typeof startHub>>;
   try {
-    hub = await startHub({ dataDir: stringOpt(inv, 'data-dir'), host, port, ...(identity ? { tls: identity } : {}), log: (l) => ctx.stderr.write(l + '\n') });
+    hub = await startHub({ dataDir, host, port, ...(identity ? { tls: identity } : {}), ...(key ? { receiptKey: key } : {}), log: (l) => ctx.stderr.write(l + '\n') });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {

@@ -20,6 +20,7 @@ export async function runTaskStop(host: StopHost, ctx: CommandContext, inv: Invo
     profile: idOpt(inv, 'profile'),
     tokenFile: stringOpt(inv, 'token-file'),
     workspace: path.resolve(ctx.cwd, stringOpt(inv, 'workspace')),
+    hubKey: optionalStringOpt(inv, 'hub-key'),
   };
   const payload = decodeStopPayload(ctx.stdinFd !== undefined ? readFdBounded(ctx.stdinFd) : await readStdin(ctx.stdin));
   const counter = ContinuationCounter.open(ctx.env, host, payload, {

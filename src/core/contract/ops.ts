@@ -39,7 +39,8 @@ export const SubjectSchema = z.strictObject({
 export const CapabilitiesRequest = z.strictObject({ operation: z.literal('capabilities') });
 export const RequirementsRequest = z.strictObject({ operation: z.literal('requirements'), subject: SubjectSchema });
 export const NextRequest = z.strictObject({ operation: z.literal('next'), subject: SubjectSchema });
-export const QualificationRequest = z.strictObject({ operation: z.literal('qualification'), subject: SubjectSchema });
+/** nonce: a fresh 64-hex value the caller sends so that a signed answer is bound to this request. */
+export const QualificationRequest = z.strictObject({ operation: z.literal('qualification'), subject: SubjectSchema, nonce: Hex64.optional() });
 export const InstructionsRequest = z.strictObject({
   operation: z.literal('instructions'),
   subject: SubjectSchema,

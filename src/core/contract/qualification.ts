@@ -3,7 +3,7 @@
 // functions leave the hook bundle only what these schemas use. ops.ts uses the same schemas.
 
 import * as z from 'zod/mini';
-import { HEX64 } from '../crypto/digest.js';
+import { HEX128, HEX64 } from '../crypto/digest.js';
 import { ID_RE } from './paths.js';
 
 export const MAX_TASKS = 64;
@@ -32,6 +32,8 @@ export const QualificationAnswer = z.strictObject({
   tasks: z.array(z.strictObject({ task_id: Id, task_digest: Hex64, step_id: Id, required: z.boolean(), state: TaskState })).check(z.maxLength(MAX_TASKS)),
   failures: z.array(z.strictObject({ task_id: Id, code: z.string().check(z.regex(/^[A-Za-z0-9._-]{1,128}$/)) })).check(z.maxLength(MAX_FAILURES)),
   next: Next,
+  /** Present when the Hub has a receipt key (answer-signature.ts). */
+  hub_signature: z.optional(z.strictObject({ key_id: Hex64, sig: z.string().check(z.regex(HEX128, 'must be 128 lowercase hex characters')) })),
 });
 
 export type Qualification = z.output<typeof QualificationAnswer>;

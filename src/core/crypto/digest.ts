@@ -51,6 +51,8 @@ export const DOMAINS = {
   stopCounter: 'agentscm.agent-stop-counter.v1',
   /** v2 graph receipt. */
   receipt: 'agentscm.workflow-receipt.v2',
+  /** A Hub's signed qualification answer, bound to the request's subject and the caller's nonce. */
+  qualificationAnswer: 'agentscm.qualification-answer.v1',
   // Tree Ring identities fixed by the upstream store format (a store is shared with upstream binaries,
   // so these strings are not ours to rename).
   /** Hash of the coordinator capability kept in store_policy (standard domainDigest scheme). */

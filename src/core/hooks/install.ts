@@ -39,6 +39,8 @@ export interface StopCommandInput {
   readonly profile: string;
   readonly tokenFile: string;
   readonly workspace: string;
+  /** The pinned Hub receipt public key (64 hex). */
+  readonly hubKey?: string | undefined;
 }
 
 export function stopVerb(host: StopHost): 'task-stop' | 'task-codex-stop' {
@@ -66,6 +68,7 @@ export function stopCommand(i: StopCommandInput): string {
     shQuote(i.tokenFile),
     '--workspace',
     shQuote(i.workspace),
+    ...(i.hubKey !== undefined ? ['--hub-key', i.hubKey] : []),
   ].join(' ');
 }
 

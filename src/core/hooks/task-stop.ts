@@ -10,12 +10,15 @@
 //
 // No zod, ink, react, dockerode or execa on this path (it runs on every stop).
 
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { subjectToJson } from '../authority/plan.js';
 import { readCurrentSubjectUnchecked, type UncheckedSubject } from '../authority/read-only.js';
 import type { Subject } from '../authority/types.js';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
+import { verifyQualificationAnswer } from '../contract/answer-signature.js';
+import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
 import { checkQualification, type NextStep, type Qualification } from '../contract/qualification-check.js';
 import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
@@ -34,6 +37,7 @@ export const ERROR_CATEGORIES = {
   service: 'service request failed',
   token_rejected: 'token rejected',
   malformed: 'malformed response',
+  signature: 'answer not signed by the pinned Hub key',
 } as const;
 export type ErrorCategory = keyof typeof ERROR_CATEGORIES;
 
@@ -59,6 +63,11 @@ export interface TaskStopInput {
   readonly profile: string;
   readonly tokenFile: string;
   readonly workspace: string;
+  /**
+   * The pinned Hub receipt public key (64 hex, install-stop --hub-key): the request then carries a fresh
+   * nonce, and only an answer signed by this key for this subject and nonce counts.
+   */
+  readonly hubKey?: string | undefined;
   readonly timeoutMs?: number;
 }
 
@@ -219,7 +228,10 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     throw e;
   }
 
-  const pending = hub.call({ operation: 'qualification', subject: subjectToJson(subject) });
+  const subjectJson = subjectToJson(subject);
+  const pinned = input.hubKey;
+  const nonce = pinned === undefined ? undefined : randomBytes(32).toString('hex');
+  const pending = hub.call({ operation: 'qualification', subject: subjectJson, ...(nonce !== undefined ? { nonce } : {}) });
   // A failure is read below, unless the local check ends the run first.
   pending.catch(() => {});
   // The installed requirement's integrity check (its bytes, its plan, the stored plan digest the request
@@ -238,6 +250,13 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     answer = await pending;
   } catch (e) {
     return errorVerdict(hubCategory(e));
+  }
+  if (pinned !== undefined) {
+    // Whoever holds the endpoint's port cannot answer for the Hub: no signature, another key's, or one
+    // made for another request (subject or nonce) blocks.
+    if (!HEX64.test(pinned)) return errorVerdict('signature');
+    const key = Buffer.from(pinned, 'hex');
+    if (!verifyQualificationAnswer(answer, subjectJson, nonce!, key, domainDigest(DOMAINS.verificationKey, key))) return errorVerdict('signature');
   }
   const checked = checkQualification(answer);
   if (!checked.ok) return errorVerdict('malformed');

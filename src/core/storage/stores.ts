@@ -244,11 +244,15 @@ export interface JournalStore {
   /** Just the binding of an attempt's transfer (reads need no more than this). */
   transferBindingOfAttempt(attemptId: string): TransferBinding | undefined;
   transfer(transferDigest: string): TransferRow | undefined;
+  /** The original signed bytes of a retained transfer (for receipt bundles). */
+  transferBytes(transferDigest: string): Buffer | undefined;
   insertTransfer(row: NewTransfer): void;
 
   /** The newest receipt for exactly this subject, if one was finalized. */
   receiptFor(s: Subject): string | undefined;
   receiptBody(receiptDigest: string): Buffer | undefined;
+  /** When the receipt was finalized (ms since the epoch). */
+  receiptCreatedAt(receiptDigest: string): number | undefined;
   /** Retains a receipt for the subject; the same receipt digest again is left as it is. */
   insertReceipt(receiptDigest: string, s: Subject, body: Buffer, now: number): void;
 }
