@@ -5,7 +5,10 @@
 // above) in a DSSE envelope signed by the Hub's receipt key, which is also given as a Sigstore bundle
 // v0.3 (public-key hint, no transparency log) for Sigstore tooling.
 
-import { canonicalJson, canonicalJsonBytes, parseStrictJson, type JsonValue } from '../canonical/json.js';
+import { canonicalSortedJson, parseStrictJson, type JsonValue } from '../canonical/json.js';
+
+/** Key-sorted canonical JSON bytes: what every digest and signature here is over. */
+const sortedBytes = (v: JsonValue): Buffer => Buffer.from(canonicalSortedJson(v), 'utf8');
 import { headerSigningDigest, sliceRecords, splitTransfer, transferBytesDigest, transferDigest, type RecordEntry } from '../collector/transfer.js';
 import { DOMAINS, domainDigest, HEX64, sha256Hex } from '../crypto/digest.js';
 import { verificationKeyId, verifyStrict } from '../crypto/ed25519.js';
@@ -61,7 +64,7 @@ const enrollmentJson = (e: BundleEnrollment): JsonValue => ({
   revoked_at: e.revoked_at,
 });
 
-const enrollmentDigest = (e: JsonValue): string => sha256Hex(canonicalJsonBytes(e));
+const enrollmentDigest = (e: JsonValue): string => sha256Hex(sortedBytes(e));
 
 /** The in-toto Statement the envelope carries. */
 export function bundleStatement(i: Omit<BundleInput, 'hubPublicKey' | 'sign'>, revision: string): JsonValue {
@@ -86,7 +89,7 @@ export function bundleStatement(i: Omit<BundleInput, 'hubPublicKey' | 'sign'>, r
 /** The whole bundle document (bundle.json). */
 export function buildBundle(i: BundleInput): JsonValue {
   const receipt = JSON.parse(i.receiptBody.toString('utf8')) as { subject: { revision: string } };
-  const payload = canonicalJsonBytes(bundleStatement(i, receipt.subject.revision));
+  const payload = sortedBytes(bundleStatement(i, receipt.subject.revision));
   const sig = Buffer.from(i.sign(pae(IN_TOTO_PAYLOAD_TYPE, payload))).toString('base64');
   const keyId = verificationKeyId(i.hubPublicKey);
   const envelope = { payload: payload.toString('base64'), payloadType: IN_TOTO_PAYLOAD_TYPE, signatures: [{ keyid: keyId, sig }] };
@@ -164,7 +167,7 @@ function parseJsonBytes(b: Buffer, what: string): JsonValue {
     throw fail('BUNDLE_MALFORMED', `${what} is not strict JSON`);
   }
 }
-const same = (a: JsonValue, b: JsonValue): boolean => canonicalJson(a) === canonicalJson(b);
+const same = (a: JsonValue, b: JsonValue): boolean => canonicalSortedJson(a) === canonicalSortedJson(b);
 
 /**
  * Checks a bundle offline against the trusted Hub key (and the expected revision, when given): the
@@ -195,7 +198,7 @@ export function verifyBundle(bytes: Buffer, trustedKey: Uint8Array, expectedRevi
 
   // 2. The Statement.
   const st = obj(parseJsonBytes(payload, 'statement'), 'statement');
-  if (!canonicalJsonBytes(st).equals(payload)) throw fail('BUNDLE_MALFORMED', 'the statement is not canonical JSON');
+  if (!sortedBytes(st).equals(payload)) throw fail('BUNDLE_MALFORMED', 'the statement is not canonical JSON');
   if (st._type !== STATEMENT_TYPE || st.predicateType !== TEST_RESULT_PREDICATE) throw fail('BUNDLE_MALFORMED', 'not an in-toto test-result statement');
   const subjects = arr(st.subject, 'subject');
   if (subjects.length !== 1) throw fail('BUNDLE_MALFORMED', 'the statement has not exactly one subject');

@@ -3,7 +3,7 @@
 // hook that pins the Hub's public key believes only the Hub, and only for this request. Lean (node:crypto
 // and the canonical encoder): the Stop hook verifies on every stop.
 
-import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
+import { canonicalSortedJson, type JsonValue } from '../canonical/json.js';
 import { DOMAINS, domainDigestBytes, HEX128, HEX64 } from '../crypto/digest.js';
 import { verifyEd25519 } from '../crypto/ed25519-verify.js';
 
@@ -27,12 +27,12 @@ export function unsignedAnswer(answer: Obj): Obj {
 }
 
 /**
- * The 32 bytes the Hub signs: SHA-256 under the qualification-answer domain of the canonical JSON of
+ * The 32 bytes the Hub signs: SHA-256 under the qualification-answer domain of the key-sorted canonical JSON of
  * {answer (without hub_signature), nonce (64 hex, or null when the request sent none), subject (as
  * requested)}.
  */
 export function qualificationSigningDigest(answer: Obj, subject: JsonValue, nonce: string | null): Buffer {
-  return domainDigestBytes(DOMAINS.qualificationAnswer, canonicalJsonBytes({ answer: unsignedAnswer(answer), nonce, subject }));
+  return domainDigestBytes(DOMAINS.qualificationAnswer, Buffer.from(canonicalSortedJson({ answer: unsignedAnswer(answer), nonce, subject }), 'utf8'));
 }
 
 /**
