@@ -179,7 +179,10 @@ const same = (a: JsonValue, b: JsonValue): boolean => canonicalSortedJson(a) ===
 export function verifyBundle(bytes: Buffer, trustedKey: Uint8Array, expectedRevision?: string): VerifiedBundle {
   const doc = obj(parseJsonBytes(bytes, 'bundle'), 'bundle');
   if (doc.media_type !== BUNDLE_MEDIA_TYPE) throw fail('BUNDLE_MALFORMED', 'not a receipt bundle (media_type)');
+  if (Object.keys(doc).sort().join(',') !== 'dsse_envelope,enrollments,hub_key,media_type,receipt,sigstore_bundle,transfers') throw fail('BUNDLE_MALFORMED', 'unexpected or missing members');
   const keyId = verificationKeyId(trustedKey);
+  const hk = obj(doc.hub_key, 'hub_key');
+  if (hk.public_key !== Buffer.from(trustedKey).toString('hex') || hk.verification_key_id !== keyId) throw fail('WRONG_KEY', 'the bundle names another Hub key than the trusted key');
 
   // 1. The envelope, signed by the trusted key; the Sigstore bundle carries the identical envelope.
   const env = obj(doc.dsse_envelope, 'dsse_envelope');
