@@ -1,7 +1,9 @@
 // Whole-process Stop hook time: `agentscm skill-workflow task-codex-stop` as Codex runs it (payload on
 // stdin) against a real local `hub serve`, alternating with bare `node -e 0` in the same run. Each hook
 // run does the full check: counter, authority read, workspace state and file scan before and after,
-// one qualification call over HTTP, and the block answer with its durable counter update.
+// one qualification call over HTTP, and the block answer with its durable counter update. The Hub
+// serves with a receipt key and the hook pins it (--hub-key), as install-stop sets it up: each run also
+// sends a fresh nonce and verifies the Hub's Ed25519 signature of the answer.
 // Target: median ratio <= 2.0.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,14 +31,18 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-stop-'));
   const { dataDir, tokenFile, ws } = exampleCheckpointedWorkspace(root, { owner: 'alice', agent: 'bench' });
 
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const keyDir = path.join(root, 'receipt-key');
+  const key = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'agent-task', 'key', 'generate', '--key-dir', keyDir, '--json'], { encoding: 'utf8' });
+  if (key.status !== 0) throw new Error(`key generate failed: ${key.stderr}`);
+  const hubKey = String((JSON.parse(key.stdout) as { public_key: string }).public_key);
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--receipt-key-dir', keyDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
   // What install-stop registers: the one-file bundle when it was built, else the launcher.
   const bundle = path.join(ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');
   const entry = fs.existsSync(bundle) ? bundle : path.join(ROOT, 'bin', 'agentscm.js');
   const hook = [
     entry, '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url,
-    '--repository', 'acme/demo', '--profile', 'default', '--token-file', tokenFile, '--workspace', ws,
+    '--repository', 'acme/demo', '--profile', 'default', '--token-file', tokenFile, '--workspace', ws, '--hub-key', hubKey,
   ];
   const env = { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(root, 'state') };
   let seq = 0;
@@ -45,7 +51,8 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
       session_id: `bench-${++seq}`, turn_id: 't', transcript_path: null, cwd: ws, hook_event_name: 'Stop', model: 'm',
       permission_mode: 'bypassPermissions', stop_hook_active: false, last_assistant_message: null,
     });
-  const blocks = (out: string) => out.startsWith('{"decision":"block"');
+  // A block that is not about the signature: the pinned key verified the answer.
+  const blocks = (out: string) => out.startsWith('{"decision":"block"') && !out.includes('answer not signed');
   const bare = ['-e', '0'];
   const h: number[] = [];
   const b: number[] = [];
@@ -71,8 +78,8 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
   return {
     name: 'stop-hook',
     lines: [
-      `task-codex-stop (block, local Hub)  median ${median(h).toFixed(1)} ms  (min ${Math.min(...h).toFixed(1)}, max ${Math.max(...h).toFixed(1)}, n=${runs})`,
-      `node -e 0                           median ${median(b).toFixed(1)} ms  (min ${Math.min(...b).toFixed(1)}, max ${Math.max(...b).toFixed(1)}, n=${runs})`,
+      `task-codex-stop (block, local Hub, pinned key)  median ${median(h).toFixed(1)} ms  (min ${Math.min(...h).toFixed(1)}, max ${Math.max(...h).toFixed(1)}, n=${runs})`,
+      `node -e 0                                       median ${median(b).toFixed(1)} ms  (min ${Math.min(...b).toFixed(1)}, max ${Math.max(...b).toFixed(1)}, n=${runs})`,
       `ratio ${ratio.toFixed(3)} (target <= ${TARGET}): ${ratio <= TARGET ? 'met' : 'MISSED'}`,
     ],
     ok: ratio <= TARGET,
