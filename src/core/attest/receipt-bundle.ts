@@ -177,6 +177,16 @@ const same = (a: JsonValue, b: JsonValue): boolean => canonicalSortedJson(a) ===
  * receipt. Throws VERIFY_FAILED (exit 10) with a stable code at the first failure.
  */
 export function verifyBundle(bytes: Buffer, trustedKey: Uint8Array, expectedRevision?: string): VerifiedBundle {
+  try {
+    return verifyBundleOrThrow(bytes, trustedKey, expectedRevision);
+  } catch (e) {
+    // Whatever else a malformed document trips over is still a bundle that does not verify.
+    if (e instanceof AgentscmError && e.kind === 'VERIFY_FAILED') throw e;
+    throw fail('BUNDLE_MALFORMED', 'the bundle is malformed');
+  }
+}
+
+function verifyBundleOrThrow(bytes: Buffer, trustedKey: Uint8Array, expectedRevision?: string): VerifiedBundle {
   const doc = obj(parseJsonBytes(bytes, 'bundle'), 'bundle');
   if (doc.media_type !== BUNDLE_MEDIA_TYPE) throw fail('BUNDLE_MALFORMED', 'not a receipt bundle (media_type)');
   if (Object.keys(doc).sort().join(',') !== 'dsse_envelope,enrollments,hub_key,media_type,receipt,sigstore_bundle,transfers') throw fail('BUNDLE_MALFORMED', 'unexpected or missing members');
