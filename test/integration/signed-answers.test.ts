@@ -103,6 +103,19 @@ describe('signed qualification answers and the pinned Stop hook', () => {
     assert.equal((fs.statSync(path.join(s.dataDir, 'hub-receipt-key.json')).mode & 0o777), 0o600);
   });
 
+  test('receipt export of a subject without a receipt exits 13 and writes nothing; a Hub key dir that is not private is refused', async () => {
+    const out = path.join(s.root, 'no-receipt.json');
+    const r = agentscm(['receipt', 'export', 'c1', '--data-dir', s.dataDir, '--endpoint', hub.url, '--repository', REPO, '--profile', PROFILE, '--token-file', s.tokenFile, '--out', out]);
+    assert.equal(r.code, 13, r.stderr);
+    assert.match(r.stderr, /receipt_not_found/);
+    assert.equal(fs.existsSync(out), false);
+    const loose = path.join(s.root, 'loose-key');
+    assert.equal(agentscm(['agent-task', 'key', 'generate', '--key-dir', loose]).code, 0);
+    fs.chmodSync(loose, 0o755);
+    const serve = agentscm(['hub', 'serve', '--data-dir', s.dataDir, '--listen', '127.0.0.1:0', '--receipt-key-dir', loose]);
+    assert.equal(serve.code, 9, serve.stderr);
+  });
+
   test('install-stop pins the recorded key, or the one given; a malformed key is refused', () => {
     const project = tempDir('project');
     const args = (extra: string[] = []) => [
