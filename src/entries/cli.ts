@@ -66,6 +66,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
   { path: ['hub'], summary: 'the reference Hub' },
+  { path: ['snapshot'], summary: 'immutable snapshots of the data dir' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
   { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
   { path: ['tree-ring', 'dox'], summary: 'summarize DOX-style AGENTS.md guidance into memory' },
@@ -754,6 +755,40 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
     options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'workspace', value: 'PATH', help: 'the workspace directory', required: true }],
     load: () => import('../commands/checkpoint.js'),
+  },
+  {
+    path: ['approve'],
+    summary: 'approve the Change\'s current subject after rechecking admission (trusted-local, on the data dir)',
+    details:
+      'Under the authority\'s write lock: the Change\'s current subject, its installed requirement, its exact receipt and the ' +
+      'retained signed transfers it names, the current executor registrations, collector profile installations and ' +
+      'originating grants. Every required collector step needs the exact successful imported command of its task. ' +
+      'Refusals: not_qualified (8), subject_superseded (14, --revision is not the current one), executor_revoked (16), ' +
+      'origin_revoked (17), profile_changed (18). Records the approval (subject, receipt digest, actor, time).',
+    args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
+    options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'revision', value: 'R', help: 'refuse unless this is the current subject\'s revision', defaultText: 'any' }],
+    load: () => import('../commands/approve.js'),
+  },
+  {
+    path: ['land'],
+    summary: 'land the approved current subject: move the profile\'s target to its revision (compare-and-swap)',
+    details:
+      'Under the authority\'s write lock: the newest approval must name the current subject (else subject_superseded, 14) ' +
+      'at the current policy epoch (else policy_changed, 15); admission is rechecked as by approve (8, 16, 17, 18); the ' +
+      'target must still be at the revision it was at when this Change version was checkpointed (else target_moved, 19: ' +
+      'export the target, redo the change on it, checkpoint, qualify and approve again). No approval: not_approved (20). ' +
+      'Then the target moves and the integration (subject, receipt digest, actor, time) is recorded in the same ' +
+      'transaction. A refusal changes nothing.',
+    args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
+    options: [DATA_DIR, REPOSITORY, PROFILE],
+    load: () => import('../commands/land.js'),
+  },
+  {
+    path: ['snapshot', 'export'],
+    summary: 'write an immutable revision (e.g. a landed target) out as an ordinary directory tree',
+    details: 'Each file is checked against its SHA-256 and written create-only; --out must be missing or empty.',
+    options: [DATA_DIR, { flag: 'revision', value: 'R', help: 'the revision (64 hex)', required: true }, { flag: 'out', value: 'DIR', help: 'the directory to create', required: true }],
+    load: () => import('../commands/snapshot-export.js'),
   },
   {
     path: ['hub', 'serve'],

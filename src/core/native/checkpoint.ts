@@ -19,7 +19,7 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
   if (!st || !st.isDirectory()) throw badInput(`workspace ${input.workspace} is not a directory`, 'BAD_WORKSPACE');
   const authority = Authority.open(dataDir);
   try {
-    authority.requireProfile(input.repository, input.profile);
+    const profile = authority.requireProfile(input.repository, input.profile);
     const ws = openWorkspacesForWrite(dataDir);
     try {
       // The previous checkpoint's stat cache: files whose stat it vouches for are not read again.
@@ -40,7 +40,7 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
         throw e;
       }
       const { revision, manifest } = snapshot;
-      authority.recordChangeVersion(input.repository, input.change_id, revision);
+      authority.recordChangeVersion(input.repository, input.change_id, revision, profile.target);
       const state = completeCheckpoint(ws, input.workspace, snapshot);
       const subject = authority.currentSubject(input.repository, input.profile, input.change_id);
       const tasks = authority.tasksFor(subject).map((t) => ({ task_id: t.task_id, task_digest: t.task_digest, step_id: t.step.id, required: t.step.required }));
