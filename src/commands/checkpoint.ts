@@ -11,13 +11,14 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
     workspace: stringOpt(inv, 'workspace'),
   });
   return {
-    data: { subject: subjectToJson(r.subject), file_count: r.file_count, generation: r.generation, tasks: r.tasks.map((t) => ({ ...t })) },
+    data: { subject: subjectToJson(r.subject), file_count: r.file_count, generation: r.generation, git: { ...r.git }, tasks: r.tasks.map((t) => ({ ...t })) },
     text: [
       `change ${r.subject.change_id} version ${r.subject.change_version}`,
       `revision ${r.subject.revision}`,
       `context_digest ${r.subject.context_digest}`,
       `policy_epoch ${r.subject.policy_epoch}`,
       `files ${r.file_count}`,
+      `git ${r.git.head ?? '(none)'}${r.git.head ? (r.git.tree_matches ? ' (snapshot equals its tree)' : ' (snapshot differs from its tree)') : ''}`,
       `tasks ${r.tasks.length}`,
       ...r.tasks.map((t) => `  ${t.task_id} ${t.step_id}${t.required ? '' : ' (optional)'}`),
     ].join('\n'),

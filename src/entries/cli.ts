@@ -797,13 +797,21 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks and GET /v1/hub/health ' +
       '(docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and --tls-key are given (both or neither; an unreadable ' +
       'or mismatched pair exits 3). Clients then use an https:// endpoint, with --ca-file when the certificate is not from a ' +
-      'CA the system trusts. Stops on SIGTERM or SIGINT.',
+      'CA the system trusts. With --forge, publishes a commit status (context agentscm/<profile>) for the git commit of each ' +
+      'followed Change\'s current subject whose snapshot equals that commit\'s tree: pending, success (with the receipt ' +
+      'digest) or failure, through a durable outbox in the journal (docs/HUB.md "Forge commit statuses"). Stops on SIGTERM or SIGINT.',
     json: false,
     options: [
       DATA_DIR,
       { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' },
       { flag: 'tls-cert', value: 'FILE', help: 'PEM certificate chain to serve https with (with --tls-key)', defaultText: 'plain http' },
       { flag: 'tls-key', value: 'FILE', help: 'PEM private key of --tls-cert' },
+      { flag: 'forge', value: 'KIND', help: 'publish commit statuses for profiles with publish_forge_status: github or gitlab', defaultText: 'none' },
+      { flag: 'forge-api', value: 'URL', help: 'the forge\'s API base URL', defaultText: 'https://api.github.com or https://gitlab.com/api/v4' },
+      { flag: 'forge-token-file', value: 'ABS_PATH', help: 'owner-private file holding the forge token (with --forge)' },
+      { flag: 'forge-poll-ms', value: 'MS', help: 'how often followed Changes are compared with their last queued status', defaultText: '1000' },
+      { flag: 'forge-retry-ms', value: 'MS', help: 'first retry delay after a 5xx or no answer (doubles, at most 60 s)', defaultText: '1000' },
+      { flag: 'forge-max-attempts', value: 'N', help: 'deliveries of one status before it is abandoned', defaultText: '8' },
     ],
     load: () => import('../commands/hub/serve.js'),
   },

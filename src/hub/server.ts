@@ -26,6 +26,7 @@ import { decodeTransfer, handleCollector, importTransfer } from './collector.js'
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
 import { retainedText } from './claims.js';
+import { ForgeStatus, type ForgeOptions } from './forge.js';
 import { closeServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
@@ -40,6 +41,8 @@ export interface HubOptions {
   readonly limits?: Limits;
   /** Where one-line diagnostics go (never to clients). */
   readonly log?: (line: string) => void;
+  /** Publish forge commit statuses for profiles that ask for them (forge.ts). */
+  readonly forge?: ForgeOptions;
 }
 
 export interface RunningHub {
@@ -304,10 +307,12 @@ export async function startHub(opts: HubOptions): Promise<RunningHub> {
     throw e;
   }
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const forge = opts.forge && new ForgeStatus(state, opts.forge, log);
+  forge?.start();
   return {
     url: `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`,
     close: () =>
-      closeServer(server).then(() =>
+      closeServer(server).then(() => forge?.stop()).then(() =>
         state.commits.close().then(() => {
           state.close();
         }),

@@ -123,6 +123,16 @@ CREATE TABLE change_bases (
   base_revision TEXT,
   PRIMARY KEY (repository, change_id, change_version, target)
 ) STRICT;
+-- The git commit a Change version's checkpoint describes: the work tree's HEAD and whether the snapshot
+-- equals its tree (forge commit statuses are published only then).
+CREATE TABLE change_commits (
+  repository TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  git_head TEXT NOT NULL,
+  tree_matches INTEGER NOT NULL,
+  PRIMARY KEY (repository, change_id, change_version)
+) STRICT;
 CREATE TABLE approvals (
   approval_id TEXT PRIMARY KEY,
   repository TEXT NOT NULL,
@@ -362,8 +372,11 @@ export class Authority implements AuthorityStore {
         .run(input.requirement_digest, input.canonical, plan_digest, now);
       const cur = this.stmts.profile.get(input.repository, input.profile);
       const publish = input.publish_forge_status ?? false;
-      if (cur && cur.target === input.target && cur.requirement_digest === input.requirement_digest && Boolean(cur.publish_forge_status) === publish) {
-        return { ...rowToProfile(cur), changed: false };
+      if (cur && cur.target === input.target && cur.requirement_digest === input.requirement_digest) {
+        if (Boolean(cur.publish_forge_status) === publish) return { ...rowToProfile(cur), changed: false };
+        // Publishing a commit status is not policy: the subject (and so every task and receipt) stays.
+        this.db.prepare('UPDATE profiles SET publish_forge_status = ?, updated_at = ? WHERE repository = ? AND profile = ?').run(publish ? 1 : 0, now, input.repository, input.profile);
+        return { ...rowToProfile(cur), publish_forge_status: publish, changed: true };
       }
       const epoch = cur ? cur.policy_epoch + 1 : 1;
       this.db
@@ -617,7 +630,7 @@ export class Authority implements AuthorityStore {
    * Records a new version of a Change at revision (creating the Change at version 1). With `target`,
    * also records the target's revision at this moment as the version's base (what land swaps from).
    */
-  recordChangeVersion(repository: string, changeId: string, revision: string, target?: string): ChangeVersion {
+  recordChangeVersion(repository: string, changeId: string, revision: string, target?: string, commit?: { head: string | null; tree_matches: boolean }): ChangeVersion {
     if (!HEX64.test(revision)) throw badInput('revision must be 64 lowercase hex characters', 'BAD_REVISION');
     const tx = this.db.transaction(() => {
       const cur = this.stmts.change.get(repository, changeId);
@@ -641,6 +654,11 @@ export class Authority implements AuthorityStore {
         this.db
           .prepare('INSERT INTO change_bases (repository, change_id, change_version, target, base_revision) VALUES (?, ?, ?, ?, ?)')
           .run(repository, changeId, version, target, this.targetRevision(repository, target));
+      }
+      if (commit?.head) {
+        this.db
+          .prepare('INSERT INTO change_commits (repository, change_id, change_version, git_head, tree_matches) VALUES (?, ?, ?, ?, ?)')
+          .run(repository, changeId, version, commit.head, commit.tree_matches ? 1 : 0);
       }
       return cv;
     });
@@ -739,6 +757,14 @@ export class Authority implements AuthorityStore {
   targetRevision(repository: string, target: string): string | null {
     const r = this.db.prepare('SELECT revision FROM targets WHERE repository = ? AND target = ?').get(repository, target) as { revision: string } | undefined;
     return r?.revision ?? null;
+  }
+
+  /** The git commit a Change version's checkpoint recorded, if it was taken in a git work tree with a HEAD. */
+  changeCommit(repository: string, changeId: string, version: number): { git_head: string; tree_matches: boolean } | undefined {
+    const r = this.db.prepare('SELECT git_head, tree_matches FROM change_commits WHERE repository = ? AND change_id = ? AND change_version = ?').get(repository, changeId, version) as
+      | { git_head: string; tree_matches: number }
+      | undefined;
+    return r && { git_head: r.git_head, tree_matches: r.tree_matches === 1 };
   }
 
   /** The target revision a Change version was based on; undefined when none was recorded for target. */

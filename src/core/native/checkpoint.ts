@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import { Authority } from '../authority/store.js';
 import type { Subject } from '../authority/types.js';
 import { badInput } from '../errors.js';
+import { gitCommitOfSnapshot, gitHeadBefore } from './git-head.js';
 import { SnapshotStore } from './snapshot.js';
 import { abandonCheckpoint, beginCheckpoint, completeCheckpoint, openWorkspacesForWrite, readStatCache } from './workspace.js';
 
@@ -11,6 +12,8 @@ export interface CheckpointResult {
   readonly subject: Subject;
   readonly file_count: number;
   readonly generation: number;
+  /** The work tree's HEAD and whether the snapshot equals its tree (null head: not a git work tree). */
+  readonly git: { readonly head: string | null; readonly tree_matches: boolean };
   readonly tasks: readonly { task_id: string; task_digest: string; step_id: string; required: boolean }[];
 }
 
@@ -24,6 +27,7 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
     try {
       // The previous checkpoint's stat cache: files whose stat it vouches for are not read again.
       const cache = readStatCache(ws, input.workspace);
+      const head = gitHeadBefore(fs.realpathSync(input.workspace));
       const pending = beginCheckpoint(ws, input.workspace, input.repository, input.change_id);
       let snapshot;
       try {
@@ -40,11 +44,12 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
         throw e;
       }
       const { revision, manifest } = snapshot;
-      authority.recordChangeVersion(input.repository, input.change_id, revision, profile.target);
+      const commit = gitCommitOfSnapshot(fs.realpathSync(input.workspace), head);
+      authority.recordChangeVersion(input.repository, input.change_id, revision, profile.target, commit);
       const state = completeCheckpoint(ws, input.workspace, snapshot);
       const subject = authority.currentSubject(input.repository, input.profile, input.change_id);
       const tasks = authority.tasksFor(subject).map((t) => ({ task_id: t.task_id, task_digest: t.task_digest, step_id: t.step.id, required: t.step.required }));
-      return { subject, file_count: manifest.entries.length, generation: state.generation, tasks };
+      return { subject, file_count: manifest.entries.length, generation: state.generation, git: commit, tasks };
     } finally {
       ws.close();
     }
