@@ -18,9 +18,9 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
       `context_digest ${r.subject.context_digest}`,
       `policy_epoch ${r.subject.policy_epoch}`,
       `files ${r.file_count}`,
-      `git ${r.git.head ?? '(none)'}${r.git.head ? (r.git.tree_matches ? ' (snapshot equals its tree)' : ' (snapshot differs from its tree)') : ''}`,
       `tasks ${r.tasks.length}`,
       ...r.tasks.map((t) => `  ${t.task_id} ${t.step_id}${t.required ? '' : ' (optional)'}`),
+      ...(r.git.head ? [`git ${r.git.head} (${r.git.tree_matches ? 'the snapshot equals its tree' : 'the snapshot differs from its tree'})`] : []),
     ].join('\n'),
   };
 }

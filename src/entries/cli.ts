@@ -687,7 +687,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'profile', value: 'ID', help: 'the profile id', required: true },
       { flag: 'target', value: 'NAME', help: 'the protected target (e.g. main)', required: true },
       { flag: 'requirement', value: 'FILE', help: 'the workflow requirement JSON file', required: true },
-      { flag: 'publish-forge-status', help: 'publish a commit status for candidate pull/merge requests' },
+      { flag: 'publish-forge-status', help: 'have a Hub run with --forge publish commit statuses for this profile (keeps the policy epoch)' },
     ],
     load: () => import('../commands/authority/profile-add.js'),
   },
@@ -701,6 +701,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'agent', value: 'ID', help: 'the agent the token acts as', required: true },
       { flag: 'repository', value: 'OWNER/NAME', help: 'limit the token to this repository (HTTP 403 elsewhere)', defaultText: 'every repository of the data dir' },
       { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
+      { flag: 'may-integrate', help: 'the token may also approve and land through the Hub (operations approve, land)' },
     ],
     load: () => import('../commands/authority/token-issue.js'),
   },
@@ -751,7 +752,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'record the workspace as an immutable snapshot and a new Change version (a fresh subject)',
     details:
       'In a git work tree the file set is `git ls-files -co --exclude-standard`; otherwise every file. Symlinks that leave the ' +
-      'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids.',
+      'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids, and `git`: ' +
+      'the work tree\'s HEAD and whether the snapshot equals its tree (recorded for forge statuses). The target\'s revision ' +
+      'now is recorded as this version\'s base, which `land` swaps from.',
     args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
     options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'workspace', value: 'PATH', help: 'the workspace directory', required: true }],
     load: () => import('../commands/checkpoint.js'),

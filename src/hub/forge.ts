@@ -13,8 +13,19 @@
 import { Octokit } from '@octokit/rest';
 import { taskViews } from './reads.js';
 import { liveReceipt } from './receipts.js';
-import type { HubState } from './server.js';
-import type { OutboxRow } from './journal.js';
+import type { Authority } from '../core/authority/store.js';
+import type { GroupCommit } from './batch.js';
+import type { Journal, OutboxRow } from './journal.js';
+import type { MutationContext } from './subjects.js';
+
+/** What the publisher needs of the Hub's shared state (server.ts ForgeHost). */
+export interface ForgeHost {
+  readonly authority: Authority;
+  readonly commits: GroupCommit;
+  journal(): Journal | undefined;
+  writableJournal(): Journal;
+  mutationContext(operations: readonly string[]): MutationContext;
+}
 
 export type ForgeKind = 'github' | 'gitlab';
 
@@ -86,7 +97,7 @@ function gitlab(o: ForgeOptions): Publisher {
 }
 
 /** The status a Change's current subject should show, or undefined when there is nothing to publish. */
-function desired(state: HubState, repository: string, profile: string, changeId: string): Omit<OutboxRow, 'seq' | 'delivery' | 'attempts' | 'last_error' | 'updated_at' | 'next_at' | 'created_at'> | undefined {
+function desired(state: ForgeHost, repository: string, profile: string, changeId: string): Omit<OutboxRow, 'seq' | 'delivery' | 'attempts' | 'last_error' | 'updated_at' | 'next_at' | 'created_at'> | undefined {
   const p = state.authority.getProfile(repository, profile);
   if (!p || !p.publish_forge_status) return undefined;
   let subject;
@@ -117,7 +128,7 @@ export class ForgeStatus {
   delivered = 0;
 
   constructor(
-    private readonly state: HubState,
+    private readonly state: ForgeHost,
     private readonly o: ForgeOptions,
     private readonly log: (line: string) => void,
   ) {
@@ -169,7 +180,7 @@ export class ForgeStatus {
     const journal = this.state.journal();
     if (!journal) return;
     this.state.authority.revalidate();
-    const queue: Parameters<ReturnType<HubState['writableJournal']>['insertOutbox']>[0][] = [];
+    const queue: Parameters<ReturnType<ForgeHost['writableJournal']>['insertOutbox']>[0][] = [];
     for (const c of journal.changesWithTasks()) {
       const d = desired(this.state, c.repository, c.profile, c.change_id);
       if (!d) continue;

@@ -27,6 +27,8 @@ import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
 import { retainedText } from './claims.js';
 import { ForgeStatus, type ForgeOptions } from './forge.js';
+import { INTEGRATION_OPERATIONS, IntegrationRequest } from '../core/contract/integration.js';
+import { handleIntegration } from './integration.js';
 import { closeServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
@@ -161,7 +163,7 @@ function bearer(ex: Exchange): string | undefined {
   return m?.[1];
 }
 
-export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS];
+export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS, ...INTEGRATION_OPERATIONS];
 
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
@@ -270,6 +272,12 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         // recovery is a read: it answers from committed rows at once.
         if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx), scope, req, doc));
         else state.commits.submit(prepareMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
+        return;
+      }
+      if (typeof op === 'string' && (INTEGRATION_OPERATIONS as readonly string[]).includes(op)) {
+        const r = IntegrationRequest.safeParse(doc);
+        if (!r.success) throw invalidRequest(`request body is invalid: ${formatIssues(r.error)}`);
+        sendDurable(ex, 200, handleIntegration(state.authority, () => state.journal(), scope, r.data));
         return;
       }
       const parsed = ReadRequest.safeParse(doc);

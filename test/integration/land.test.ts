@@ -32,6 +32,21 @@ async function qualified(...changes: string[]): Promise<CollectorRig> {
   return rig;
 }
 
+/** The Change's current subject as the authority holds it (what checkpoint printed last). */
+function checkpointSubject(rig: CollectorRig, change: string): Record<string, unknown> {
+  const db = new Database(path.join(rig.dataDir, 'authority.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const cv = db.prepare('SELECT v.* FROM changes c JOIN change_versions v ON v.repository = c.repository AND v.change_id = c.change_id AND v.change_version = c.current_version WHERE c.change_id = ?').get(change) as Record<string, unknown>;
+    const p = db.prepare('SELECT p.*, r.plan_digest FROM profiles p JOIN requirements r USING (requirement_digest) WHERE p.profile = ?').get(PROFILE) as Record<string, unknown>;
+    return {
+      repository: REPO, profile: PROFILE, target: p.target, change_id: change, change_version: cv.change_version, revision: cv.revision,
+      context_digest: cv.context_digest, policy_epoch: p.policy_epoch, requirement_digest: p.requirement_digest, plan_digest: p.plan_digest,
+    };
+  } finally {
+    db.close();
+  }
+}
+
 const local = (rig: CollectorRig, verb: string, change: string, ...extra: string[]): RunResult =>
   agentscm([verb, change, '--data-dir', rig.dataDir, '--repository', REPO, '--profile', PROFILE, ...extra, '--json']);
 
@@ -147,6 +162,40 @@ describe('approve and land', { skip: COLLECTOR_SKIP }, () => {
     refused(local(rig, 'land', 'c5'), 'policy_changed', 15);
     refused(local(rig, 'approve', 'c5'), 'not_qualified', 8);
     assert.deepEqual(landed(rig), nothing);
+  });
+
+  test('the Hub\'s approve and land: only for a token allowed to integrate, only for the current subject', async () => {
+    const rig = await qualified('c1');
+    const cp = checkpointSubject(rig, 'c1');
+    const integrator = path.join(rig.root, 'integrator-token');
+    ok(agentscm(['authority', 'token', 'issue', '--data-dir', rig.dataDir, '--owner', 'ops', '--agent', 'release', '--may-integrate', '--out', integrator, '--json']), 'token issue --may-integrate');
+    const call = async (tokenFile: string, operation: string, subject: unknown) => {
+      const r = await fetch(`${rig.hub.url}/v1/hub/workspace/repositories/${encodeURIComponent(REPO)}/profiles/${PROFILE}/agent-tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fs.readFileSync(tokenFile, 'utf8').trim()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ operation, subject }),
+      });
+      return { status: r.status, doc: (await r.json()) as Record<string, unknown> };
+    };
+    // The agent's own token may not integrate.
+    let r = await call(rig.tokenFile, 'approve', cp);
+    assert.equal(r.status, 403);
+    assert.equal((r.doc.error as Record<string, unknown>).code, 'not_authorized');
+    r = await call(integrator, 'land', cp);
+    assert.equal(r.status, 409);
+    assert.equal((r.doc.error as Record<string, unknown>).code, 'not_approved');
+    r = await call(integrator, 'approve', cp);
+    assert.equal(r.status, 200, JSON.stringify(r.doc));
+    assert.match(String(r.doc.actor), /^token:[0-9a-f]{24}$/);
+    // A subject that is not the current one is refused as superseded.
+    r = await call(integrator, 'land', { ...cp, change_version: 99 });
+    assert.equal(r.status, 409);
+    assert.equal((r.doc.error as Record<string, unknown>).code, 'subject_superseded');
+    assert.deepEqual(landed(rig), { targets: [], integrations: 0 });
+    r = await call(integrator, 'land', cp);
+    assert.equal(r.status, 200, JSON.stringify(r.doc));
+    assert.equal(r.doc.revision, cp.revision);
+    assert.equal(landed(rig).integrations, 1);
   });
 
   test('two concurrent landings of two Changes based on the same target revision: exactly one lands', async () => {

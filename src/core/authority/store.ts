@@ -133,6 +133,10 @@ CREATE TABLE change_commits (
   tree_matches INTEGER NOT NULL,
   PRIMARY KEY (repository, change_id, change_version)
 ) STRICT;
+-- Workspace tokens the operator allowed to approve and land through the Hub (issue --may-integrate).
+CREATE TABLE integrator_tokens (
+  token_id TEXT PRIMARY KEY REFERENCES tokens(token_id)
+) STRICT;
 CREATE TABLE approvals (
   approval_id TEXT PRIMARY KEY,
   repository TEXT NOT NULL,
@@ -751,6 +755,16 @@ export class Authority implements AuthorityStore {
   /** Runs f under the authority's write lock (one BEGIN IMMEDIATE transaction). */
   underWriteLock<T>(f: () => T): T {
     return this.db.transaction(f).immediate();
+  }
+
+  /** Lets a token approve and land through the Hub. */
+  grantIntegration(tokenId: string): void {
+    this.db.prepare('INSERT OR IGNORE INTO integrator_tokens (token_id) VALUES (?)').run(tokenId);
+  }
+
+  /** Whether a token is unrevoked and may approve and land (read inside the write lock by the Hub). */
+  mayIntegrate(tokenId: string): boolean {
+    return this.tokenActive(tokenId) && this.db.prepare('SELECT 1 FROM integrator_tokens WHERE token_id = ?').get(tokenId) !== undefined;
   }
 
   /** The revision a protected target is at, or null while nothing has landed on it. */

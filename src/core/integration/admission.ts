@@ -121,9 +121,10 @@ export function admit(authority: Authority, journal: AdmissionJournal | undefine
 export function approve(
   authority: Authority,
   journal: () => AdmissionJournal | undefined,
-  input: { repository: string; profile: string; change_id: string; revision?: string; actor: string },
+  input: { repository: string; profile: string; change_id: string; revision?: string; actor: string; guard?: () => void },
 ): ApprovalRow & { subject: Subject } {
   return authority.underWriteLock(() => {
+    input.guard?.();
     const subject = authority.currentSubject(input.repository, input.profile, input.change_id);
     if (input.revision !== undefined && input.revision !== subject.revision) {
       throw refusal('subject_superseded', `the Change's current revision is ${subject.revision}, not ${input.revision}`, { current_revision: subject.revision });
@@ -139,8 +140,13 @@ export function approve(
  * be at the revision this Change version was based on; then the target moves (compare-and-swap) and
  * the integration is recorded, in the same transaction.
  */
-export function land(authority: Authority, journal: () => AdmissionJournal | undefined, input: { repository: string; profile: string; change_id: string; actor: string }): IntegrationRow & { subject: Subject } {
+export function land(
+  authority: Authority,
+  journal: () => AdmissionJournal | undefined,
+  input: { repository: string; profile: string; change_id: string; actor: string; guard?: () => void },
+): IntegrationRow & { subject: Subject } {
   return authority.underWriteLock(() => {
+    input.guard?.();
     const subject = authority.currentSubject(input.repository, input.profile, input.change_id);
     const ap = authority.latestApproval(input.repository, input.profile, input.change_id);
     if (!ap) throw refusal('not_approved', `Change ${input.change_id} has no approval (run \`agentscm approve\`)`);
