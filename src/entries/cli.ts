@@ -753,7 +753,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     details:
       'In a git work tree the file set is `git ls-files -co --exclude-standard`; otherwise every file. Symlinks that leave the ' +
       'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids, and `git`: ' +
-      'the work tree\'s HEAD and whether the snapshot equals its tree (recorded for forge statuses). The target\'s revision ' +
+      'for a profile with publish_forge_status, the work tree\'s HEAD and whether the snapshot equals its tree. The target\'s revision ' +
       'now is recorded as this version\'s base, which `land` swaps from.',
     args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
     options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'workspace', value: 'PATH', help: 'the workspace directory', required: true }],

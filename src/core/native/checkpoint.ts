@@ -27,7 +27,8 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
     try {
       // The previous checkpoint's stat cache: files whose stat it vouches for are not read again.
       const cache = readStatCache(ws, input.workspace);
-      const head = gitHeadBefore(fs.realpathSync(input.workspace));
+      // Only a profile that publishes forge statuses needs the commit (and pays for `git status`).
+      const head = profile.publish_forge_status ? gitHeadBefore(fs.realpathSync(input.workspace)) : null;
       const pending = beginCheckpoint(ws, input.workspace, input.repository, input.change_id);
       let snapshot;
       try {
