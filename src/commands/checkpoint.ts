@@ -11,7 +11,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
     workspace: stringOpt(inv, 'workspace'),
   });
   return {
-    data: { subject: subjectToJson(r.subject), file_count: r.file_count, generation: r.generation, tasks: r.tasks.map((t) => ({ ...t })) },
+    data: { subject: subjectToJson(r.subject), file_count: r.file_count, generation: r.generation, git: { ...r.git }, tasks: r.tasks.map((t) => ({ ...t })) },
     text: [
       `change ${r.subject.change_id} version ${r.subject.change_version}`,
       `revision ${r.subject.revision}`,
@@ -20,6 +20,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
       `files ${r.file_count}`,
       `tasks ${r.tasks.length}`,
       ...r.tasks.map((t) => `  ${t.task_id} ${t.step_id}${t.required ? '' : ' (optional)'}`),
+      ...(r.git.head ? [`git ${r.git.head} (${r.git.tree_matches ? 'the snapshot equals its tree' : 'the snapshot differs from its tree'})`] : []),
     ].join('\n'),
   };
 }

@@ -18,6 +18,13 @@ export const EXIT_CODES = {
   SCHEMA_MISMATCH: 11,
   RUNTIME_UNAVAILABLE: 12,
   NOT_FOUND: 13,
+  SUBJECT_SUPERSEDED: 14,
+  POLICY_CHANGED: 15,
+  EXECUTOR_REVOKED: 16,
+  ORIGIN_REVOKED: 17,
+  PROFILE_CHANGED: 18,
+  TARGET_MOVED: 19,
+  NOT_APPROVED: 20,
 } as const;
 
 export type ErrorKind = Exclude<keyof typeof EXIT_CODES, 'OK'>;
@@ -38,6 +45,13 @@ export const EXIT_CODE_MEANINGS: Record<keyof typeof EXIT_CODES, string> = {
   SCHEMA_MISMATCH: 'the Hub does not support the requested schema version',
   RUNTIME_UNAVAILABLE: 'the container runtime is unavailable: no engine answers, or the pinned image is not in it (an engine whose identity changed since it was pinned is a conflict, 7)',
   NOT_FOUND: 'the named object does not exist',
+  SUBJECT_SUPERSEDED: 'approve/land refused: the Change has a newer version than the subject named or approved',
+  POLICY_CHANGED: 'approve/land refused: the profile\'s policy epoch (installed requirement) changed since approval',
+  EXECUTOR_REVOKED: 'approve/land refused: an executor registration the receipt rests on is revoked or no longer current',
+  ORIGIN_REVOKED: 'approve/land refused: an originating grant (workspace token) the receipt rests on is revoked',
+  PROFILE_CHANGED: 'approve/land refused: a collector profile the receipt rests on is no longer the installed one',
+  TARGET_MOVED: 'land refused: the protected target is no longer at the revision the Change was based on',
+  NOT_APPROVED: 'land refused: the Change\'s current subject has no approval',
 };
 
 export class AgentscmError extends Error {

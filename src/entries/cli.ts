@@ -70,6 +70,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
   { path: ['hub'], summary: 'the reference Hub' },
   { path: ['receipt'], summary: 'signed receipt bundles: export from the Hub, verify offline' },
+  { path: ['snapshot'], summary: 'immutable snapshots of the data dir' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
   { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
   { path: ['tree-ring', 'dox'], summary: 'summarize DOX-style AGENTS.md guidance into memory' },
@@ -691,7 +692,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'profile', value: 'ID', help: 'the profile id', required: true },
       { flag: 'target', value: 'NAME', help: 'the protected target (e.g. main)', required: true },
       { flag: 'requirement', value: 'FILE', help: 'the workflow requirement JSON file', required: true },
-      { flag: 'publish-forge-status', help: 'publish a commit status for candidate pull/merge requests' },
+      { flag: 'publish-forge-status', help: 'have a Hub run with --forge publish commit statuses for this profile (keeps the policy epoch)' },
     ],
     load: () => import('../commands/authority/profile-add.js'),
   },
@@ -705,6 +706,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'agent', value: 'ID', help: 'the agent the token acts as', required: true },
       { flag: 'repository', value: 'OWNER/NAME', help: 'limit the token to this repository (HTTP 403 elsewhere)', defaultText: 'every repository of the data dir' },
       { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
+      { flag: 'may-integrate', help: 'the token may also approve and land through the Hub (operations approve, land)' },
     ],
     load: () => import('../commands/authority/token-issue.js'),
   },
@@ -755,10 +757,46 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'record the workspace as an immutable snapshot and a new Change version (a fresh subject)',
     details:
       'In a git work tree the file set is `git ls-files -co --exclude-standard`; otherwise every file. Symlinks that leave the ' +
-      'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids.',
+      'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids, and `git`: ' +
+      'for a profile with publish_forge_status, the work tree\'s HEAD and whether the snapshot equals its tree. The target\'s revision ' +
+      'now is recorded as this version\'s base, which `land` swaps from.',
     args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
     options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'workspace', value: 'PATH', help: 'the workspace directory', required: true }],
     load: () => import('../commands/checkpoint.js'),
+  },
+  {
+    path: ['approve'],
+    summary: 'approve the Change\'s current subject after rechecking admission (trusted-local, on the data dir)',
+    details:
+      'Under the authority\'s write lock: the Change\'s current subject, its installed requirement, its exact receipt and the ' +
+      'retained signed transfers it names, the current executor registrations, collector profile installations and ' +
+      'originating grants. Every required collector step needs the exact successful imported command of its task. ' +
+      'Refusals: not_qualified (8), subject_superseded (14, --revision is not the current one), executor_revoked (16), ' +
+      'origin_revoked (17), profile_changed (18). Records the approval (subject, receipt digest, actor, time).',
+    args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
+    options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'revision', value: 'R', help: 'refuse unless this is the current subject\'s revision', defaultText: 'any' }],
+    load: () => import('../commands/approve.js'),
+  },
+  {
+    path: ['land'],
+    summary: 'land the approved current subject: move the profile\'s target to its revision (compare-and-swap)',
+    details:
+      'Under the authority\'s write lock: the newest approval must name the current subject (else subject_superseded, 14) ' +
+      'at the current policy epoch (else policy_changed, 15); admission is rechecked as by approve (8, 16, 17, 18); the ' +
+      'target must still be at the revision it was at when this Change version was checkpointed (else target_moved, 19: ' +
+      'export the target, redo the change on it, checkpoint, qualify and approve again). No approval: not_approved (20). ' +
+      'Then the target moves and the integration (subject, receipt digest, actor, time) is recorded in the same ' +
+      'transaction. A refusal changes nothing.',
+    args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
+    options: [DATA_DIR, REPOSITORY, PROFILE],
+    load: () => import('../commands/land.js'),
+  },
+  {
+    path: ['snapshot', 'export'],
+    summary: 'write an immutable revision (e.g. a landed target) out as an ordinary directory tree',
+    details: 'Each file is checked against its SHA-256 and written create-only; --out must be missing or empty.',
+    options: [DATA_DIR, { flag: 'revision', value: 'R', help: 'the revision (64 hex)', required: true }, { flag: 'out', value: 'DIR', help: 'the directory to create', required: true }],
+    load: () => import('../commands/snapshot-export.js'),
   },
   {
     path: ['hub', 'serve'],
@@ -767,7 +805,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks and GET /v1/hub/health ' +
       '(docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and --tls-key are given (both or neither; an unreadable ' +
       'or mismatched pair exits 3). Clients then use an https:// endpoint, with --ca-file when the certificate is not from a ' +
-      'CA the system trusts. Stops on SIGTERM or SIGINT.',
+      'CA the system trusts. With --forge, publishes a commit status (context agentscm/<profile>) for the git commit of each ' +
+      'followed Change\'s current subject whose snapshot equals that commit\'s tree: pending, success (with the receipt ' +
+      'digest) or failure, through a durable outbox in the journal (docs/HUB.md "Forge commit statuses"). Stops on SIGTERM or SIGINT.',
     json: false,
     options: [
       DATA_DIR,
@@ -775,6 +815,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'tls-cert', value: 'FILE', help: 'PEM certificate chain to serve https with (with --tls-key)', defaultText: 'plain http' },
       { flag: 'tls-key', value: 'FILE', help: 'PEM private key of --tls-cert' },
       { flag: 'receipt-key-dir', value: 'DIR', help: 'the Hub\'s receipt key (from agent-task key generate): signs qualification answers and receipt bundles; its public key is recorded in DATA_DIR/hub-receipt-key.json', defaultText: 'unsigned answers, no bundles' },
+      { flag: 'forge', value: 'KIND', help: 'publish commit statuses for profiles with publish_forge_status: github or gitlab', defaultText: 'none' },
+      { flag: 'forge-api', value: 'URL', help: 'the forge\'s API base URL', defaultText: 'https://api.github.com or https://gitlab.com/api/v4' },
+      { flag: 'forge-token-file', value: 'ABS_PATH', help: 'owner-private file holding the forge token (with --forge)' },
+      { flag: 'forge-poll-ms', value: 'MS', help: 'how often followed Changes are compared with their last queued status', defaultText: '1000' },
+      { flag: 'forge-retry-ms', value: 'MS', help: 'first retry delay after a 5xx or no answer (doubles, at most 60 s)', defaultText: '1000' },
+      { flag: 'forge-max-attempts', value: 'N', help: 'deliveries of one status before it is abandoned', defaultText: '8' },
     ],
     load: () => import('../commands/hub/serve.js'),
   },

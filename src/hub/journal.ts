@@ -31,7 +31,7 @@ import type {
 export type { AttemptRow } from '../core/storage/stores.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
-export const JOURNAL_SCHEMA_VERSION = 3;
+export const JOURNAL_SCHEMA_VERSION = 4;
 
 export const JOURNAL_SCHEMA = `
 -- A task is retained (canonical binding bytes) when it is first claimed; reads re-derive it otherwise.
@@ -153,6 +153,54 @@ CREATE TABLE receipts (
 ) STRICT;
 CREATE INDEX receipts_by_subject ON receipts (repository, profile, change_id, change_version, policy_epoch);
 `;
+
+/**
+ * Version 4: the forge outbox (src/hub/forge.ts). One row per commit status to publish, in the order
+ * queued (seq); a row is queued until delivered, rejected (a 4xx: not retried) or abandoned (retries
+ * exhausted). Rows survive a restart, so each status is sent at least once, in order per commit.
+ */
+export const JOURNAL_SCHEMA_V4 = `
+CREATE TABLE forge_outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  policy_epoch INTEGER NOT NULL,
+  sha TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'success', 'failure')),
+  description TEXT NOT NULL,
+  receipt_digest TEXT,
+  delivery TEXT NOT NULL CHECK (delivery IN ('queued', 'delivered', 'rejected', 'abandoned')),
+  attempts INTEGER NOT NULL,
+  next_at INTEGER NOT NULL,
+  last_error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX forge_outbox_by_change ON forge_outbox (repository, profile, change_id, seq);
+CREATE INDEX forge_outbox_queued ON forge_outbox (delivery, seq);
+`;
+
+/** One forge_outbox row. */
+export interface OutboxRow {
+  readonly seq: number;
+  readonly repository: string;
+  readonly profile: string;
+  readonly change_id: string;
+  readonly change_version: number;
+  readonly policy_epoch: number;
+  readonly sha: string;
+  readonly state: 'pending' | 'success' | 'failure';
+  readonly description: string;
+  readonly receipt_digest: string | null;
+  readonly delivery: 'queued' | 'delivered' | 'rejected' | 'abandoned';
+  readonly attempts: number;
+  readonly next_at: number;
+  readonly last_error: string | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
 
 const ATTEMPT_COLUMNS =
   'attempt_id, task_id, attempt_digest, owner_id, agent_id, registration_id, registration_epoch, kind, executor_id, claim_request_id, execution_operation_id, fence, lease_ms, lease_expires_at, superseded_by_fence, canonical, state, outcome, outcome_code, created_at, updated_at';
@@ -384,6 +432,34 @@ export class Journal implements JournalStore {
     return this.receiptStmt.get(s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, s.context_digest, s.requirement_digest, s.revision)?.receipt_digest;
   }
 
+  // ---- forge outbox (schema version 4) -----------------------------------------------------------
+
+  /** The (repository, profile, change) triples that have retained tasks: the Changes a forge follows. */
+  changesWithTasks(): { repository: string; profile: string; change_id: string }[] {
+    return this.stmt('SELECT DISTINCT repository, profile, change_id FROM tasks').all() as { repository: string; profile: string; change_id: string }[];
+  }
+
+  /** The newest status queued for a Change. */
+  lastOutbox(repository: string, profile: string, changeId: string): OutboxRow | undefined {
+    return this.stmt('SELECT * FROM forge_outbox WHERE repository = ? AND profile = ? AND change_id = ? ORDER BY seq DESC LIMIT 1').get(repository, profile, changeId) as OutboxRow | undefined;
+  }
+
+  insertOutbox(r: Omit<OutboxRow, 'seq' | 'delivery' | 'attempts' | 'last_error' | 'updated_at'>): void {
+    this.stmt(
+      `INSERT INTO forge_outbox (repository, profile, change_id, change_version, policy_epoch, sha, state, description, receipt_digest, delivery, attempts, next_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)`,
+    ).run(r.repository, r.profile, r.change_id, r.change_version, r.policy_epoch, r.sha, r.state, r.description, r.receipt_digest, r.next_at, r.created_at, r.created_at);
+  }
+
+  /** Queued rows in queue order (at most limit). */
+  queuedOutbox(limit: number): OutboxRow[] {
+    return this.stmt("SELECT * FROM forge_outbox WHERE delivery = 'queued' ORDER BY seq LIMIT ?").all(limit) as OutboxRow[];
+  }
+
+  updateOutbox(seq: number, change: Pick<OutboxRow, 'delivery' | 'attempts' | 'next_at' | 'last_error' | 'updated_at'>): void {
+    this.stmt('UPDATE forge_outbox SET delivery = ?, attempts = ?, next_at = ?, last_error = ?, updated_at = ? WHERE seq = ?').run(change.delivery, change.attempts, change.next_at, change.last_error, change.updated_at, seq);
+  }
+
   close(): void {
     this.db.close();
   }
@@ -395,7 +471,8 @@ export function openJournalReadOnly(dataDir: string): Journal | undefined {
   if (!checkStoreFile(f, lstatOrUndefined(f), 'the journal')) return undefined;
   const db = new Database(f, { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
-  checkVersion(db);
+  // A version-3 journal reads the same (only the forge outbox is new); the first write migrates it.
+  checkVersion(db, [3, JOURNAL_SCHEMA_VERSION]);
   return new Journal(db);
 }
 
@@ -414,6 +491,15 @@ export function openJournalForWrite(dataDir: string): Journal {
   if ((db.pragma('user_version', { simple: true }) as number) === 0) {
     db.transaction(() => {
       db.exec(JOURNAL_SCHEMA);
+      db.exec(JOURNAL_SCHEMA_V4);
+      db.pragma(`user_version = ${JOURNAL_SCHEMA_VERSION}`);
+    }).immediate();
+  }
+  if ((db.pragma('user_version', { simple: true }) as number) === 3) {
+    // Version 3 gains the forge outbox; its rows stay as they are.
+    db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) !== 3) return;
+      db.exec(JOURNAL_SCHEMA_V4);
       db.pragma(`user_version = ${JOURNAL_SCHEMA_VERSION}`);
     }).immediate();
   }
@@ -421,9 +507,9 @@ export function openJournalForWrite(dataDir: string): Journal {
   return new Journal(db);
 }
 
-function checkVersion(db: Database.Database): void {
+function checkVersion(db: Database.Database, accepted: readonly number[] = [JOURNAL_SCHEMA_VERSION]): void {
   const v = db.pragma('user_version', { simple: true }) as number;
-  if (v !== JOURNAL_SCHEMA_VERSION) {
+  if (!accepted.includes(v)) {
     db.close();
     throw localState(`journal schema is version ${v}, this program needs ${JOURNAL_SCHEMA_VERSION}`, 'SCHEMA_NOT_CURRENT');
   }

@@ -29,6 +29,9 @@ import { retainedText } from './claims.js';
 import { EXPORT_OPERATIONS, ReceiptBundleRequest } from '../core/contract/export.js';
 import { handleReceiptBundle } from './receipt-bundle.js';
 import { signQualification, type ReceiptKey } from './signing.js';
+import { ForgeStatus, type ForgeOptions } from './forge.js';
+import { INTEGRATION_OPERATIONS, IntegrationRequest } from '../core/contract/integration.js';
+import { handleIntegration } from './integration.js';
 import { closeServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
@@ -45,6 +48,8 @@ export interface HubOptions {
   readonly log?: (line: string) => void;
   /** The receipt key (hub serve --receipt-key-dir): signs qualification answers and receipt bundles. */
   readonly receiptKey?: ReceiptKey;
+  /** Publish forge commit statuses for profiles that ask for them (forge.ts). */
+  readonly forge?: ForgeOptions;
 }
 
 export interface RunningHub {
@@ -165,7 +170,7 @@ function bearer(ex: Exchange): string | undefined {
   return m?.[1];
 }
 
-export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS, ...EXPORT_OPERATIONS];
+export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS, ...EXPORT_OPERATIONS, ...INTEGRATION_OPERATIONS];
 
 export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
   // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
@@ -282,6 +287,12 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         sendDurable(ex, 200, handleReceiptBundle(fresh(ctx), scope, r.data, state.receiptKey));
         return;
       }
+      if (typeof op === 'string' && (INTEGRATION_OPERATIONS as readonly string[]).includes(op)) {
+        const r = IntegrationRequest.safeParse(doc);
+        if (!r.success) throw invalidRequest(`request body is invalid: ${formatIssues(r.error)}`);
+        sendDurable(ex, 200, handleIntegration(state.authority, () => state.journal(), scope, r.data));
+        return;
+      }
       const parsed = ReadRequest.safeParse(doc);
       if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
       const req = parsed.data;
@@ -322,10 +333,12 @@ export async function startHub(opts: HubOptions): Promise<RunningHub> {
     throw e;
   }
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const forge = opts.forge && new ForgeStatus(state, opts.forge, log);
+  forge?.start();
   return {
     url: `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`,
     close: () =>
-      closeServer(server).then(() =>
+      closeServer(server).then(() => forge?.stop()).then(() =>
         state.commits.close().then(() => {
           state.close();
         }),

@@ -4,7 +4,7 @@ import { Authority } from '../../core/authority/store.js';
 import { localState } from '../../core/errors.js';
 import { publishCreateOnly, requireAbsolute } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { idOpt, repositoryOpt, stringOpt } from '../options.js';
+import { boolOpt, idOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const owner = idOpt(inv, 'owner');
@@ -16,7 +16,12 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
   if (fs.lstatSync(out, { throwIfNoEntry: false })) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
   const a = Authority.open(stringOpt(inv, 'data-dir'));
   try {
-    const { token_id, token } = a.issueToken(owner, agent, repository);
+    const mayIntegrate = boolOpt(inv, 'may-integrate');
+    const { token_id, token } = a.underWriteLock(() => {
+      const t = a.issueToken(owner, agent, repository);
+      if (mayIntegrate) a.grantIntegration(t.token_id);
+      return t;
+    });
     let written = false;
     try {
       written = publishCreateOnly(out, token + '\n', 0o600);
@@ -25,7 +30,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
       if (!written) a.deleteToken(token_id);
     }
     if (!written) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
-    return { data: { token_id, owner_id: owner, agent_id: agent, repository, token_file: out } };
+    return { data: { token_id, owner_id: owner, agent_id: agent, repository, may_integrate: mayIntegrate, token_file: out } };
   } finally {
     a.close();
   }

@@ -6,10 +6,42 @@ import type { TlsIdentity } from '../../hub/http.js';
 import { receiptKey, type ReceiptKey } from '../../hub/signing.js';
 import { loadKey } from '../../core/crypto/keystore.js';
 import { publishHubKey } from '../../core/crypto/hub-key.js';
+import { FORGE_DEFAULTS, type ForgeOptions } from '../../hub/forge.js';
 import { badInput, usageError } from '../../core/errors.js';
-import { readBoundedInput } from '../../core/fs/safe.js';
+import { readBoundedInput, readPrivateFile, requireAbsolute } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { stringOpt, optionalStringOpt } from '../options.js';
+import { intOpt, stringOpt, optionalStringOpt } from '../options.js';
+
+const FORGE_API = { github: 'https://api.github.com', gitlab: 'https://gitlab.com/api/v4' } as const;
+
+/** --forge, --forge-api, --forge-token-file and the timing options, or undefined without --forge. */
+export function forgeOptions(inv: Invocation): ForgeOptions | undefined {
+  const kind = optionalStringOpt(inv, 'forge');
+  if (kind === undefined) {
+    if (optionalStringOpt(inv, 'forge-token-file') !== undefined || optionalStringOpt(inv, 'forge-api') !== undefined) throw usageError('--forge-api and --forge-token-file need --forge');
+    return undefined;
+  }
+  if (kind !== 'github' && kind !== 'gitlab') throw usageError('--forge must be github or gitlab');
+  const api = optionalStringOpt(inv, 'forge-api') ?? FORGE_API[kind];
+  let u: URL;
+  try {
+    u = new URL(api);
+  } catch {
+    throw badInput('--forge-api must be an http(s) URL', 'BAD_ENDPOINT');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw badInput('--forge-api must be an http(s) URL', 'BAD_ENDPOINT');
+  const tokenFile = requireAbsolute(stringOpt(inv, 'forge-token-file'), '--forge-token-file');
+  const token = readPrivateFile(tokenFile, 'forge token file', 64 * 1024).toString('utf8').trim();
+  if (token === '' || /[\s]/.test(token)) throw badInput('the forge token file must hold one token', 'BAD_TOKEN_FILE');
+  return {
+    kind,
+    api,
+    token,
+    pollMs: intOpt(inv, 'forge-poll-ms', 10, 3_600_000) ?? FORGE_DEFAULTS.pollMs,
+    retryMs: intOpt(inv, 'forge-retry-ms', 1, 600_000) ?? FORGE_DEFAULTS.retryMs,
+    maxAttempts: intOpt(inv, 'forge-max-attempts', 1, 100) ?? FORGE_DEFAULTS.maxAttempts,
+  };
+}
 
 export function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(s);
@@ -47,9 +79,10 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     publishHubKey(dataDir, key.publicKey);
     ctx.stderr.write(`hub: receipt key ${key.keyId}\n`);
   }
+  const forge = forgeOptions(inv);
   let hub: Awaited<ReturnType<typeof startHub>>;
   try {
-    hub = await startHub({ dataDir, host, port, ...(identity ? { tls: identity } : {}), ...(key ? { receiptKey: key } : {}), log: (l) => ctx.stderr.write(l + '\n') });
+    hub = await startHub({ dataDir, host, port, ...(identity ? { tls: identity } : {}), ...(key ? { receiptKey: key } : {}), ...(forge ? { forge } : {}), log: (l) => ctx.stderr.write(l + '\n') });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {

@@ -10,7 +10,7 @@ import { readSqlite } from '../sqlite/read-only.js';
 import { checkStoredRequirement } from './plan.js';
 import type { Subject } from './types.js';
 
-import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
+import { AUTHORITY_FILE, AUTHORITY_READABLE_VERSIONS, AUTHORITY_SCHEMA_VERSION } from './files.js';
 
 export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION };
 
@@ -43,7 +43,7 @@ function checkedPlanDigest(digest: string, canonical: Buffer, stored: string): s
 }
 
 function subjectIn(db: Database, repository: string, profile: string, changeId: string): UncheckedSubject {
-  if (db.pragma('user_version', { simple: true }) !== AUTHORITY_SCHEMA_VERSION) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
+  if (!AUTHORITY_READABLE_VERSIONS.includes(db.pragma('user_version', { simple: true }) as number)) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
   const get = (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) as Row | undefined;
   const p = get('SELECT repository, profile, target, requirement_digest, policy_epoch FROM profiles WHERE repository = ? AND profile = ?', repository, profile);
   if (!p) throw notFound(`no agent-task profile ${profile} for repository ${repository}`, 'PROFILE_NOT_FOUND');

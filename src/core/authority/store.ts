@@ -13,7 +13,7 @@ import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 import { badInput, localState, notFound } from '../errors.js';
 import { assertPrivateDir, checkStoreFile, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
 import { checkStoredRequirement, compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
-import type { ChangeVersion, Enrollment, Profile, Subject, TokenActor } from './types.js';
+import type { ApprovalRow, ChangeVersion, Enrollment, IntegrationRow, Profile, Subject, TokenActor } from './types.js';
 import type { AddProfileInput, AuthorityStore, CollectorProfileRow, LoadedRequirement } from '../storage/stores.js';
 
 export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
@@ -102,6 +102,72 @@ CREATE TABLE change_versions (
 ) STRICT;
 `;
 
+/**
+ * Version 3: protected targets, the target revision each Change version was based on, approvals and
+ * integrations (landings). A target row exists once something landed on it; before, it is empty.
+ */
+const SCHEMA_V3 = `
+CREATE TABLE targets (
+  repository TEXT NOT NULL,
+  target TEXT NOT NULL,
+  revision TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (repository, target)
+) STRICT;
+CREATE TABLE change_bases (
+  repository TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  target TEXT NOT NULL,
+  -- The target's revision when this version was checkpointed; NULL while the target was empty.
+  base_revision TEXT,
+  PRIMARY KEY (repository, change_id, change_version, target)
+) STRICT;
+-- The git commit a Change version's checkpoint describes: the work tree's HEAD and whether the snapshot
+-- equals its tree (forge commit statuses are published only then).
+CREATE TABLE change_commits (
+  repository TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  git_head TEXT NOT NULL,
+  tree_matches INTEGER NOT NULL,
+  PRIMARY KEY (repository, change_id, change_version)
+) STRICT;
+-- Workspace tokens the operator allowed to approve and land through the Hub (issue --may-integrate).
+CREATE TABLE integrator_tokens (
+  token_id TEXT PRIMARY KEY REFERENCES tokens(token_id)
+) STRICT;
+CREATE TABLE approvals (
+  approval_id TEXT PRIMARY KEY,
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  policy_epoch INTEGER NOT NULL,
+  context_digest TEXT NOT NULL,
+  revision TEXT NOT NULL,
+  receipt_digest TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX approvals_by_change ON approvals (repository, profile, change_id);
+CREATE TABLE integrations (
+  integration_id TEXT PRIMARY KEY,
+  repository TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  target TEXT NOT NULL,
+  change_id TEXT NOT NULL,
+  change_version INTEGER NOT NULL,
+  policy_epoch INTEGER NOT NULL,
+  revision TEXT NOT NULL,
+  base_revision TEXT,
+  receipt_digest TEXT NOT NULL,
+  approval_id TEXT NOT NULL REFERENCES approvals(approval_id),
+  actor TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+`;
+
 const TOKEN_RE = /^agentscm_wt1_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
 
 export function authorityPath(dataDir: string): string {
@@ -132,6 +198,7 @@ export function initAuthority(dataDir: string): { created: boolean; authority_id
       fs.chmodSync(tmp, 0o600);
       db.pragma('journal_mode = WAL');
       db.exec(SCHEMA);
+      db.exec(SCHEMA_V3);
       db.prepare('INSERT INTO meta (key, value) VALUES (?, ?), (?, ?)').run('authority_id', `auth-${randomBytes(12).toString('hex')}`, 'created_at', String(Date.now()));
       db.pragma(`user_version = ${AUTHORITY_SCHEMA_VERSION}`);
     } finally {
@@ -205,7 +272,16 @@ export class Authority implements AuthorityStore {
     if (!st) throw localState('the data dir has no authority (run `agentscm authority init --data-dir DIR`)', 'NO_AUTHORITY');
     const readonly = opts.readonly ?? false;
     const db = openSqlite(file, readonly);
-    const version = db.pragma('user_version', { simple: true }) as number;
+    let version = db.pragma('user_version', { simple: true }) as number;
+    if (version === 2 && !readonly) {
+      // Version 2 gains the tables of version 3; its rows stay as they are.
+      db.transaction(() => {
+        if ((db.pragma('user_version', { simple: true }) as number) !== 2) return;
+        db.exec(SCHEMA_V3);
+        db.pragma(`user_version = ${AUTHORITY_SCHEMA_VERSION}`);
+      }).immediate();
+      version = db.pragma('user_version', { simple: true }) as number;
+    }
     if (version !== AUTHORITY_SCHEMA_VERSION) {
       db.close();
       throw localState(`the authority schema is version ${version}, this program needs ${AUTHORITY_SCHEMA_VERSION}`, 'SCHEMA_NOT_CURRENT');
@@ -300,8 +376,11 @@ export class Authority implements AuthorityStore {
         .run(input.requirement_digest, input.canonical, plan_digest, now);
       const cur = this.stmts.profile.get(input.repository, input.profile);
       const publish = input.publish_forge_status ?? false;
-      if (cur && cur.target === input.target && cur.requirement_digest === input.requirement_digest && Boolean(cur.publish_forge_status) === publish) {
-        return { ...rowToProfile(cur), changed: false };
+      if (cur && cur.target === input.target && cur.requirement_digest === input.requirement_digest) {
+        if (Boolean(cur.publish_forge_status) === publish) return { ...rowToProfile(cur), changed: false };
+        // Publishing a commit status is not policy: the subject (and so every task and receipt) stays.
+        this.db.prepare('UPDATE profiles SET publish_forge_status = ?, updated_at = ? WHERE repository = ? AND profile = ?').run(publish ? 1 : 0, now, input.repository, input.profile);
+        return { ...rowToProfile(cur), publish_forge_status: publish, changed: true };
       }
       const epoch = cur ? cur.policy_epoch + 1 : 1;
       this.db
@@ -551,8 +630,11 @@ export class Authority implements AuthorityStore {
 
   // ---- Changes and subjects ----------------------------------------------------------------------
 
-  /** Records a new version of a Change at revision (creating the Change at version 1). */
-  recordChangeVersion(repository: string, changeId: string, revision: string): ChangeVersion {
+  /**
+   * Records a new version of a Change at revision (creating the Change at version 1). With `target`,
+   * also records the target's revision at this moment as the version's base (what land swaps from).
+   */
+  recordChangeVersion(repository: string, changeId: string, revision: string, target?: string, commit?: { head: string | null; tree_matches: boolean }): ChangeVersion {
     if (!HEX64.test(revision)) throw badInput('revision must be 64 lowercase hex characters', 'BAD_REVISION');
     const tx = this.db.transaction(() => {
       const cur = this.stmts.change.get(repository, changeId);
@@ -572,6 +654,16 @@ export class Authority implements AuthorityStore {
         .run(cv.repository, cv.change_id, cv.change_version, cv.revision, cv.parent_revision, cv.context_digest, cv.created_at);
       if (cur) this.db.prepare('UPDATE changes SET current_version = ? WHERE repository = ? AND change_id = ?').run(version, repository, changeId);
       else this.db.prepare('INSERT INTO changes (repository, change_id, current_version, created_at) VALUES (?, ?, ?, ?)').run(repository, changeId, version, cv.created_at);
+      if (target !== undefined) {
+        this.db
+          .prepare('INSERT INTO change_bases (repository, change_id, change_version, target, base_revision) VALUES (?, ?, ?, ?, ?)')
+          .run(repository, changeId, version, target, this.targetRevision(repository, target));
+      }
+      if (commit?.head) {
+        this.db
+          .prepare('INSERT INTO change_commits (repository, change_id, change_version, git_head, tree_matches) VALUES (?, ?, ?, ?, ?)')
+          .run(repository, changeId, version, commit.head, commit.tree_matches ? 1 : 0);
+      }
       return cv;
     });
     return tx.immediate();
@@ -656,6 +748,96 @@ export class Authority implements AuthorityStore {
     }
     const head = this.changeHead(claimed.repository, claimed.change_id);
     return { subject, current: head === claimed.change_version && p.policy_epoch === claimed.policy_epoch };
+  }
+
+  // ---- protected targets, approvals and integrations ---------------------------------------------
+
+  /** Runs f under the authority's write lock (one BEGIN IMMEDIATE transaction). */
+  underWriteLock<T>(f: () => T): T {
+    return this.db.transaction(f).immediate();
+  }
+
+  /** Lets a token approve and land through the Hub. */
+  grantIntegration(tokenId: string): void {
+    this.db.prepare('INSERT OR IGNORE INTO integrator_tokens (token_id) VALUES (?)').run(tokenId);
+  }
+
+  /** Whether a token is unrevoked and may approve and land (read inside the write lock by the Hub). */
+  mayIntegrate(tokenId: string): boolean {
+    return this.tokenActive(tokenId) && this.db.prepare('SELECT 1 FROM integrator_tokens WHERE token_id = ?').get(tokenId) !== undefined;
+  }
+
+  /** The revision a protected target is at, or null while nothing has landed on it. */
+  targetRevision(repository: string, target: string): string | null {
+    const r = this.db.prepare('SELECT revision FROM targets WHERE repository = ? AND target = ?').get(repository, target) as { revision: string } | undefined;
+    return r?.revision ?? null;
+  }
+
+  /** The git commit a Change version's checkpoint recorded, if it was taken in a git work tree with a HEAD. */
+  changeCommit(repository: string, changeId: string, version: number): { git_head: string; tree_matches: boolean } | undefined {
+    const r = this.db.prepare('SELECT git_head, tree_matches FROM change_commits WHERE repository = ? AND change_id = ? AND change_version = ?').get(repository, changeId, version) as
+      | { git_head: string; tree_matches: number }
+      | undefined;
+    return r && { git_head: r.git_head, tree_matches: r.tree_matches === 1 };
+  }
+
+  /** The target revision a Change version was based on; undefined when none was recorded for target. */
+  changeBase(repository: string, changeId: string, version: number, target: string): { base_revision: string | null } | undefined {
+    return this.db
+      .prepare('SELECT base_revision FROM change_bases WHERE repository = ? AND change_id = ? AND change_version = ? AND target = ?')
+      .get(repository, changeId, version, target) as { base_revision: string | null } | undefined;
+  }
+
+  recordApproval(subject: Subject, receiptDigest: string, actor: string): ApprovalRow {
+    const row: ApprovalRow = {
+      approval_id: `apr-${randomBytes(12).toString('hex')}`,
+      repository: subject.repository,
+      profile: subject.profile,
+      change_id: subject.change_id,
+      change_version: subject.change_version,
+      policy_epoch: subject.policy_epoch,
+      context_digest: subject.context_digest,
+      revision: subject.revision,
+      receipt_digest: receiptDigest,
+      actor,
+      created_at: Date.now(),
+    };
+    this.db
+      .prepare(
+        `INSERT INTO approvals (approval_id, repository, profile, change_id, change_version, policy_epoch, context_digest, revision, receipt_digest, actor, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(row.approval_id, row.repository, row.profile, row.change_id, row.change_version, row.policy_epoch, row.context_digest, row.revision, row.receipt_digest, row.actor, row.created_at);
+    return row;
+  }
+
+  /** The newest approval of a Change under a profile, whatever subject it names. */
+  latestApproval(repository: string, profile: string, changeId: string): ApprovalRow | undefined {
+    return this.db
+      .prepare('SELECT * FROM approvals WHERE repository = ? AND profile = ? AND change_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1')
+      .get(repository, profile, changeId) as ApprovalRow | undefined;
+  }
+
+  /**
+   * Moves the target from `from` to `to` and records the integration; false (nothing written) when the
+   * target is not at `from`. Call under underWriteLock together with the checks it rests on.
+   */
+  integrate(input: Omit<IntegrationRow, 'integration_id' | 'created_at'>): IntegrationRow | undefined {
+    if (this.targetRevision(input.repository, input.target) !== input.base_revision) return undefined;
+    const row: IntegrationRow = { ...input, integration_id: `int-${randomBytes(12).toString('hex')}`, created_at: Date.now() };
+    this.db
+      .prepare(
+        `INSERT INTO targets (repository, target, revision, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (repository, target) DO UPDATE SET revision = excluded.revision, updated_at = excluded.updated_at`,
+      )
+      .run(row.repository, row.target, row.revision, row.created_at);
+    this.db
+      .prepare(
+        `INSERT INTO integrations (integration_id, repository, profile, target, change_id, change_version, policy_epoch, revision, base_revision, receipt_digest, approval_id, actor, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(row.integration_id, row.repository, row.profile, row.target, row.change_id, row.change_version, row.policy_epoch, row.revision, row.base_revision, row.receipt_digest, row.approval_id, row.actor, row.created_at);
+    return row;
   }
 
   /**

@@ -91,3 +91,36 @@ export interface Enrollment {
   readonly created_at: number;
   readonly revoked_at: number | null;
 }
+
+/** An approval of one exact subject with its receipt, after admission's recheck. */
+export interface ApprovalRow {
+  readonly approval_id: string;
+  readonly repository: string;
+  readonly profile: string;
+  readonly change_id: string;
+  readonly change_version: number;
+  readonly policy_epoch: number;
+  readonly context_digest: string;
+  readonly revision: string;
+  readonly receipt_digest: string;
+  /** "operator" (trusted-local) or "token:<token id>". */
+  readonly actor: string;
+  readonly created_at: number;
+}
+
+/** A landing: the target moved from base_revision to revision for this subject and receipt. */
+export interface IntegrationRow {
+  readonly integration_id: string;
+  readonly repository: string;
+  readonly profile: string;
+  readonly target: string;
+  readonly change_id: string;
+  readonly change_version: number;
+  readonly policy_epoch: number;
+  readonly revision: string;
+  readonly base_revision: string | null;
+  readonly receipt_digest: string;
+  readonly approval_id: string;
+  readonly actor: string;
+  readonly created_at: number;
+}

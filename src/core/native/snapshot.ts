@@ -98,7 +98,7 @@ export function listWorkspaceFiles(root: string): string[] {
 // Stop hook lists the workspace twice, and each git process costs it a start.
 const gitTopLevel = new Map<string, boolean>();
 
-function isGitWorkTreeRoot(root: string): boolean {
+export function isGitWorkTreeRoot(root: string): boolean {
   if (!lstatOrUndefined(path.join(root, '.git'))) return false;
   const known = gitTopLevel.get(root);
   if (known !== undefined) return known;

@@ -88,7 +88,7 @@ export interface AuthorityStore {
   /** One installation of the registration, current or not (what an attempt was claimed under). */
   collectorProfileInstall(installId: string, registrationId: string): CollectorProfileRow | undefined;
 
-  recordChangeVersion(repository: string, changeId: string, revision: string): ChangeVersion;
+  recordChangeVersion(repository: string, changeId: string, revision: string, target?: string, commit?: { head: string | null; tree_matches: boolean }): ChangeVersion;
   currentChangeVersion(repository: string, changeId: string): ChangeVersion | undefined;
   getChangeVersion(repository: string, changeId: string, version: number): ChangeVersion | undefined;
   currentSubject(repository: string, profile: string, changeId: string): Subject;
