@@ -809,6 +809,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [...HUB_CALL, REQUEST_ID],
     load: () => import('../commands/agent-task/collector-finalize.js'),
   },
+  {
+    path: ['agent-task', 'reconcile-finalization'],
+    summary: 'retry receipt creation from retained, validated transfers (reconcile_collector_finalization)',
+    details:
+      'Answers the current subject\'s live receipt when one exists ("finalization": "existing"), else creates it from the ' +
+      'retained transfers under current authorization ("created"), streaming them one at a time. Never runs a collector; ' +
+      'refused (exit 7) like collector-finalize when the evidence is not ready or authorization changed. ' + MUTATION_NOTE + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [...HUB_CALL, REQUEST_ID],
+    load: () => import('../commands/agent-task/reconcile-finalization.js'),
+  },
   { ...COLLECT_SPEC_DATA, load: () => import('../commands/agent-task/collect.js') },
   {
     path: ['agent-task', 'retry-upload'],

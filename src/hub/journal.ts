@@ -349,6 +349,16 @@ export class Journal implements JournalStore {
     return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE transfer_digest = ?`).get(transferDigest) as TransferRow | undefined;
   }
 
+  transferStoredLength(transferDigest: string): number | undefined {
+    // length() of a BLOB column reads the record header only, not the value's overflow pages.
+    const row = this.stmt('SELECT length(bytes) AS n FROM transfers WHERE transfer_digest = ?').get(transferDigest) as { n: number } | undefined;
+    return row?.n;
+  }
+
+  transferBytes(transferDigest: string): Buffer | undefined {
+    return (this.stmt('SELECT bytes FROM transfers WHERE transfer_digest = ?').get(transferDigest) as { bytes: Buffer } | undefined)?.bytes;
+  }
+
   insertTransfer(r: NewTransfer): void {
     this.stmt(
       `INSERT INTO transfers (transfer_digest, owner_id, agent_id, upload_request_id, bytes_digest, task_id, attempt_id, fence, registration_id,

@@ -244,6 +244,10 @@ export interface JournalStore {
   /** Just the binding of an attempt's transfer (reads need no more than this). */
   transferBindingOfAttempt(attemptId: string): TransferBinding | undefined;
   transfer(transferDigest: string): TransferRow | undefined;
+  /** The stored length of a transfer's retained bytes, without reading them. */
+  transferStoredLength(transferDigest: string): number | undefined;
+  /** A transfer's retained bytes (check transferStoredLength against the 16 MiB bound first). */
+  transferBytes(transferDigest: string): Buffer | undefined;
   insertTransfer(row: NewTransfer): void;
 
   /** The newest receipt for exactly this subject, if one was finalized. */
