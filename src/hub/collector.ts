@@ -28,7 +28,7 @@ import { parsePublicKeyHex, verifyStrict } from '../core/crypto/ed25519.js';
 import { AgentscmError } from '../core/errors.js';
 import { attemptWire, claimAttempt, commitRequest, requestDigest, requestedClaim, retainedOutcome, retainedTask } from './claims.js';
 import { HubError, invalidRequest, notFoundError } from './errors.js';
-import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferRow } from '../core/storage/stores.js';
+import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferWithView } from '../core/storage/stores.js';
 import { liveReceipt, receiptBody, subjectEvidence, transferLive, verifyRetainedTransfers } from './receipts.js';
 import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
@@ -151,7 +151,7 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
 
 // ---- import ----------------------------------------------------------------------------------------
 
-function viewOf(row: TransferRow, replayed: boolean, applicable: boolean): JsonValue {
+function viewOf(row: TransferWithView, replayed: boolean, applicable: boolean): JsonValue {
   const v = parseStrictJson(row.view, { maxBytes: 1 << 16, what: 'retained transfer view' }) as Record<string, JsonValue>;
   return { ...v, replayed, currently_applicable: applicable };
 }

@@ -26,6 +26,7 @@ import type {
   TaskRow,
   TransferBinding,
   TransferRow,
+  TransferWithView,
 } from '../core/storage/stores.js';
 
 export type { AttemptRow } from '../core/storage/stores.js';
@@ -187,9 +188,12 @@ function attemptRow(r: AttemptTuple | undefined): AttemptRow | undefined {
   };
 }
 
-/** The transfer columns a TransferRow carries: every one but the retained bytes (up to 16 MiB). */
+/**
+ * The transfer columns a TransferRow carries: all of them stored before the retained bytes (up to
+ * 16 MiB), so a read never walks the bytes' overflow pages (a column after them, like view, would).
+ */
 const TRANSFER_COLUMNS =
-  'transfer_digest, bytes_digest, upload_request_id, task_id, attempt_id, fence, registration_id, collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length, view';
+  'transfer_digest, bytes_digest, upload_request_id, task_id, attempt_id, fence, registration_id, collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length';
 
 /** The attempt columns updateAttempt may set (AttemptChange), so that no other key reaches the SQL text. */
 const UPDATABLE_ATTEMPT_COLUMNS: ReadonlySet<string> = new Set(['lease_expires_at', 'state', 'outcome', 'outcome_code', 'superseded_by_fence', 'updated_at']);
@@ -331,9 +335,9 @@ export class Journal implements JournalStore {
     );
   }
 
-  transferByUpload(ownerId: string, agentId: string, uploadRequestId: string): TransferRow | undefined {
-    return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE owner_id = ? AND agent_id = ? AND upload_request_id = ?`).get(ownerId, agentId, uploadRequestId) as
-      | TransferRow
+  transferByUpload(ownerId: string, agentId: string, uploadRequestId: string): TransferWithView | undefined {
+    return this.stmt(`SELECT ${TRANSFER_COLUMNS}, view FROM transfers WHERE owner_id = ? AND agent_id = ? AND upload_request_id = ?`).get(ownerId, agentId, uploadRequestId) as
+      | TransferWithView
       | undefined;
   }
 

@@ -97,9 +97,8 @@ export async function transferRig(steps: number, hubArgs: readonly string[] = []
   } finally {
     au.close();
   }
-  const hub = await startHub(dataDir, hubArgs);
   const agent = new http.Agent({ keepAlive: true });
-  return {
+  const rig: TransferRig = {
     root,
     dataDir,
     token,
@@ -107,17 +106,19 @@ export async function transferRig(steps: number, hubArgs: readonly string[] = []
     tokenFile,
     workspace,
     key,
-    hub,
+    hub: await startHub(dataDir, hubArgs),
     agent,
     subject,
     tasks,
     registrations,
-    op: (body) => postOp(agent, hub.url, opPath(REPO, PROFILE), token, body),
+    // Through rig.hub, which a caller may replace with a restarted Hub.
+    op: (body) => postOp(agent, rig.hub.url, opPath(REPO, PROFILE), token, body),
     stop: async () => {
       agent.destroy();
-      await hub.stop();
+      await rig.hub.stop();
     },
   };
+  return rig;
 }
 
 function profileOf(stepId: string, registrationId: string, epoch: number): CollectorProfile {
