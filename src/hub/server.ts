@@ -245,6 +245,11 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         // Every number of the contract is an integer: 1.0, 1e0 or a float that rounds to one is refused.
         doc = parseStrictJson(body, { maxBytes: RESULT_REQUEST_MAX_BYTES, what: 'request body', integersOnly: true });
       } catch (e) {
+        // Over 64 KiB only a result is admitted: anything else that size is too large, valid JSON or not.
+        if (body.length > OPERATION_MAX_BYTES) {
+          refuseBody(ex);
+          return;
+        }
         throw invalidRequest(e instanceof AgentscmError ? e.message : 'request body is not valid JSON');
       }
       if (body.length > OPERATION_MAX_BYTES && (typeof doc !== 'object' || doc === null || Array.isArray(doc) || doc.operation !== 'result')) {

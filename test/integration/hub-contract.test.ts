@@ -60,7 +60,13 @@ describe('reconcile_collector_finalization and recovery effects', () => {
 
     // Transfer retained: custody confirmed released (the record shows the container removed), the
     // execution finished, but no receipt accepts the result yet.
-    assert.equal((await upload(rig, signedTransfer(rig, c0.descriptor, 1000, 'up-0'))).status, 200);
+    const bytes0 = signedTransfer(rig, c0.descriptor, 1000, 'up-0');
+    assert.equal((await upload(rig, bytes0)).status, 200);
+    // An exact upload retry answers the retained view (the one read of a transfer's column after its bytes).
+    const retry = await upload(rig, bytes0);
+    assert.equal(retry.status, 200);
+    assert.equal(retry.body.replayed, true);
+    assert.equal(retry.body.length, bytes0.length);
     rec = (await recovery(rig, t0!.task_id, 'claim-s00-1')).body;
     assert.equal(rec.observed_state, 'finished');
     assert.deepEqual(rec.confirmed_effects, ['claim_recorded', 'transfer_retained']);
