@@ -1,6 +1,13 @@
 // Hub read throughput: `qualification` and `status` against a real `hub serve` process over HTTP, from
 // 8 concurrent keep-alive clients. Reports requests/s and p50/p99 latency per operation.
 // Target: at least 5,000 reads/s with p99 under 10 ms for each operation.
+//
+// Then `qualification` of a qualified subject whose receipt names 32 retained transfers of ~16 MiB
+// each (the envelope bound) against the same 32 tasks with small transfers (and, reported beside, one
+// task with one small transfer), each on a freshly started Hub
+// over the retained journal: requests/s and the Hub's peak RSS (VmHWM). Qualification needs only the
+// transfers' digests and bindings, never their bytes. Target: peak RSS growth < 64 MiB, rate >= 0.8x.
+// Also reported: the Hub's peak RSS after a finalization that streams the 32 transfers.
 
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -12,6 +19,8 @@ import { subjectToJson } from '../src/core/authority/plan.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
 import type { BenchResult } from './stats.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
+import { retainAll, transferRig } from '../test/support/transfers.js';
+import { startHub } from '../test/support/hub.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -46,6 +55,46 @@ function post(agent: http.Agent, url: URL, pathname: string, token: string, body
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** A /proc/PID/status figure in MiB (VmHWM: peak resident set; VmRSS: now). */
+function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const RSS_GROWTH_MAX_MIB = 64;
+const RATE_MIN_RATIO = 0.8;
+
+/**
+ * One qualified subject with `transfers` retained transfers of `outputBytes` per output stream, its
+ * receipt finalized; then a fresh Hub over that data dir, warmed up and loaded with qualification.
+ */
+async function qualificationWith(transfers: number, outputBytes: number, seconds: number): Promise<{ rps: number; cpuUs: number; hwm: number; finalizeHwm: number }> {
+  const rig = await transferRig(transfers);
+  try {
+    await retainAll(rig, outputBytes);
+    const fin = await rig.op({ operation: 'collector_finalize', request_id: 'bench-fin', subject: subjectToJson(rig.subject) });
+    if (fin.status !== 200) throw new Error(`collector_finalize: ${fin.status} ${JSON.stringify(fin.body)}`);
+    await rig.hub.stop();
+    // A fresh Hub: its peak RSS covers start-up and qualification only, not the uploads.
+    rig.hub = await startHub(rig.dataDir);
+    const url = new URL(rig.hub.url);
+    const pathname = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
+    const body = JSON.stringify({ operation: 'qualification', subject: subjectToJson(rig.subject) });
+    await load(url, pathname, rig.token, body, 1);
+    const pid = rig.hub.child.pid!;
+    const cpu0 = cpuSeconds(pid) ?? NaN;
+    const r = await load(url, pathname, rig.token, body, seconds);
+    const cpuUs = (((cpuSeconds(pid) ?? NaN) - cpu0) / r.n) * 1e6;
+    const hwm = statusMiB(pid, 'VmHWM');
+    const again = await rig.op({ operation: 'collector_finalize', request_id: 'bench-fin-2', subject: subjectToJson(rig.subject) });
+    if (again.status !== 200) throw new Error(`collector_finalize: ${again.status}`);
+    return { rps: r.n / r.elapsed, cpuUs, hwm, finalizeHwm: statusMiB(pid, 'VmHWM') };
+  } finally {
+    await rig.stop();
+    fs.rmSync(rig.root, { recursive: true, force: true });
+  }
 }
 
 async function load(url: URL, pathname: string, token: string, body: string, seconds: number): Promise<{ n: number; elapsed: number; lat: number[] }> {
@@ -111,6 +160,29 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   } finally {
     child.kill('SIGTERM');
     fs.rmSync(root, { recursive: true, force: true });
+  }
+  if (process.env.AGENTSCM_BENCH_SKIP_LARGE !== '1') {
+    // The target compares transfer size alone: the same 32-task subject with small transfers. The
+    // one-task subject with one small transfer is reported beside it (qualification does per-task work).
+    const one = await qualificationWith(1, 1_000, seconds);
+    const small = await qualificationWith(32, 1_000, seconds);
+    const large = await qualificationWith(32, 6_000_000, seconds);
+    const growth = large.hwm - small.hwm;
+    // The rate compared is the Hub's own: requests per second of its CPU time (from /proc), which other
+    // load on the host changes far less than the wall-clock rate (also printed).
+    const ratio = small.cpuUs / large.cpuUs;
+    const met = growth < RSS_GROWTH_MAX_MIB && ratio >= RATE_MIN_RATIO;
+    ok &&= met;
+    const row = (what: string, x: typeof one) =>
+      `qualification, ${what.padEnd(30)} ${x.rps.toFixed(0).padStart(6)} req/s  Hub CPU ${x.cpuUs.toFixed(0)} us/request (~${(1e6 / x.cpuUs).toFixed(0)} req/s per core)  peak RSS ${x.hwm.toFixed(1)} MiB`;
+    lines.push(
+      row('1 task, 1 small transfer:', one),
+      row('32 tasks, 32 small transfers:', small),
+      row('32 tasks, 32 x ~16 MiB:', large),
+      `  against 32 small: RSS growth ${growth.toFixed(1)} MiB, rate per core ${ratio.toFixed(2)}x (target < ${RSS_GROWTH_MAX_MIB} MiB, >= ${RATE_MIN_RATIO}x: ${met ? 'met' : 'MISSED'}); ` +
+        `against 1 small: RSS growth ${(large.hwm - one.hwm).toFixed(1)} MiB, rate per core ${(one.cpuUs / large.cpuUs).toFixed(2)}x`,
+      `  Hub peak RSS after a finalization streaming the 32 transfers: ${large.finalizeHwm.toFixed(1)} MiB (32 small: ${small.finalizeHwm.toFixed(1)} MiB)`,
+    );
   }
   return { name: 'hub-reads', lines, ok };
 }

@@ -662,7 +662,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'the recovery envelope of a request or attempt: confirmed, conclusive_rejection or uncertain_effect (side-effect free)',
     details:
       'Reports confirmed and unresolved effects, the observed attempt state, currently_applicable and the permitted actions ' +
-      '(retry_identical only for a rejection while the task is pending; prepare_fresh_attempt only after confirmed supersession). ' +
+      '(retry_identical only for a rejection while the task is pending; prepare_fresh_attempt only after confirmed supersession ' +
+      'with execution_may_still_run the only unresolved effect; result_acceptance_unknown and resource_custody_unknown block it; ' +
+      'reconcile_collector_finalization when a passing transfer has no receipt). The observed state may be unknown. ' +
       'CHANGE (with --data-dir) names a task that was never claimed. ' + CALL_EXIT,
     args: [{ name: 'CHANGE', help: 'the Change, for a task the Hub has not retained' }],
     options: [
@@ -892,6 +894,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [CHANGE_ARG],
     options: [...HUB_CALL, REQUEST_ID],
     load: () => import('../commands/agent-task/collector-finalize.js'),
+  },
+  {
+    path: ['agent-task', 'reconcile-finalization'],
+    summary: 'retry receipt creation from retained, validated transfers (reconcile_collector_finalization)',
+    details:
+      'Answers the current subject\'s live receipt when one exists ("finalization": "existing"), else creates it from the ' +
+      'retained transfers under current authorization ("created"), streaming them one at a time. Never runs a collector; ' +
+      'refused (exit 7) like collector-finalize when the evidence is not ready or authorization changed. ' + MUTATION_NOTE + CALL_EXIT,
+    args: [CHANGE_ARG],
+    options: [...HUB_CALL, REQUEST_ID],
+    load: () => import('../commands/agent-task/reconcile-finalization.js'),
   },
   { ...COLLECT_SPEC_DATA, load: () => import('../commands/agent-task/collect.js') },
   {

@@ -30,7 +30,7 @@ export const batchNotCommitted = (): HubError => new HubError(503, 'store_unavai
  * Runs `runs` as one batch in one write transaction of `db`, each in its own savepoint, and returns
  * their outcomes in order. Successes are reported only when the single COMMIT succeeded.
  */
-export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)[]): Outcome[] {
+export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)[], reserve?: Reservation): Outcome[] {
   if (db.inTransaction) throw new Error('runBatch: a transaction is already open');
   const out: Outcome[] = [];
   try {
@@ -39,6 +39,31 @@ export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)
     // Contention (SQLITE_BUSY after the busy timeout) or a store fault: nothing ran.
     return runs.map(() => ({ ok: false, error }));
   }
+  if (reserve) {
+    try {
+      reserve.begin();
+    } catch (error) {
+      db.exec('ROLLBACK');
+      return runs.map(() => ({ ok: false, error }));
+    }
+  }
+  try {
+    return runReserved(db, runs, out);
+  } finally {
+    reserve?.end();
+  }
+}
+
+/**
+ * The second lock of the seed's order (workspace guard, journal transaction, native authority writer
+ * reservation): taken after the journal's BEGIN IMMEDIATE and released after its COMMIT.
+ */
+export interface Reservation {
+  begin(): void;
+  end(): void;
+}
+
+function runReserved(db: Database.Database, runs: readonly (() => JsonValue)[], out: Outcome[]): Outcome[] {
   let broken: unknown;
   for (const run of runs) {
     if (broken !== undefined) {
@@ -73,6 +98,7 @@ export function runBatch(db: Database.Database, runs: readonly (() => JsonValue)
 }
 
 const controls = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
 
 /** Runs a transaction-control statement, prepared once per connection (exec compiles it each time). */
 function control(db: Database.Database, sql: 'BEGIN' | 'BEGIN IMMEDIATE' | 'COMMIT'): void {
@@ -144,13 +170,10 @@ export class GroupCommit {
 
   constructor(
     private readonly db: () => Database.Database,
-    /** Read connections whose statements of one batch share one read transaction (the authority). */
+    /** The authority connection: each batch holds its writer reservation (see reservationOf). */
     private readonly readDb?: Database.Database,
     private readonly log: (line: string) => void = () => {},
-    /**
-     * Called first inside readDb's read transaction of each batch: its first statement fixes the
-     * snapshot that the batch's authority lookups share (the Hub revalidates its authority memo here).
-     */
+    /** Called first inside readDb's reservation of each batch (the Hub revalidates its authority memo here). */
     private readonly onReadBegin: () => void = () => {},
   ) {}
 
@@ -219,16 +242,7 @@ export class GroupCommit {
       return;
     }
     const runs = items.map((i) => i.run);
-    const outcomes = this.readDb
-      ? withReadTransaction(this.readDb, () => {
-          try {
-            this.onReadBegin();
-          } catch {
-            // Without it the batch's lookups go to the store itself, which reports any fault.
-          }
-          return runBatch(db, runs);
-        })
-      : runBatch(db, runs);
+    const outcomes = runBatch(db, runs, this.readDb ? this.reservation(this.readDb) : undefined);
     this.batches++;
     this.mutations += items.length;
     const seq = ++this.committed;
@@ -249,6 +263,10 @@ export class GroupCommit {
     }
     this.sync();
   };
+
+  private reservation(db: Database.Database): Reservation {
+    return reservationOf(db, this.onReadBegin);
+  }
 
   private open(): Database.Database {
     if (!this.journal || !this.journal.open) {
@@ -304,26 +322,30 @@ export class GroupCommit {
   }
 }
 
-/** Runs f inside one read transaction of db (its statements share one snapshot and one lock). */
-function withReadTransaction<T>(db: Database.Database, f: () => T): T {
-  if (db.inTransaction) return f();
-  try {
-    control(db, 'BEGIN');
-  } catch {
-    return f();
-  }
-  try {
-    return f();
-  } finally {
-    // A read transaction has nothing to lose: if its end fails, roll it back.
-    try {
-      if (db.inTransaction) control(db, 'COMMIT');
-    } catch {
+/**
+ * The authority's writer reservation for one batch: BEGIN IMMEDIATE on its connection (so the batch's
+ * lookups share one snapshot, the newest, and no other process's authority write, a revocation say,
+ * can commit between the batch's checks and its journal COMMIT), released after the journal COMMIT.
+ * Contention waits for the busy timeout and then fails the whole batch closed (journal_busy).
+ */
+function reservationOf(db: Database.Database, onBegin: () => void): Reservation {
+  return {
+    begin: () => {
+      if (db.inTransaction) throw new Error('the authority connection has a transaction open');
+      control(db, 'BEGIN IMMEDIATE');
       try {
-        db.exec('ROLLBACK');
+        onBegin();
       } catch {
-        // Nothing more to do: the next batch starts its own transaction or none.
+        // Without it the batch's lookups go to the store itself, which reports any fault.
       }
-    }
-  }
+    },
+    end: () => {
+      // The reservation wrote nothing: ending it cannot lose anything.
+      try {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      } catch {
+        // The next batch starts its own transaction.
+      }
+    },
+  };
 }

@@ -36,6 +36,7 @@ const REQUEST_DOMAINS: Record<MutationKind, Domain> = {
   result: DOMAINS.requestResult,
   collector_claim: DOMAINS.requestCollectorClaim,
   collector_finalize: DOMAINS.requestCollectorFinalize,
+  reconcile_collector_finalization: DOMAINS.requestReconcileFinalization,
 };
 
 const conflict = (code: string, message: string) => new HubError(409, code, message);
@@ -563,8 +564,12 @@ const CONFIRMED_EFFECT: Record<string, string> = {
   cancel: 'attempt_cancelled',
   reconcile: 'attempt_superseded',
   result: 'assertion_retained',
-  collector_finalize: 'assertion_retained',
+  collector_finalize: 'receipt_created',
+  reconcile_collector_finalization: 'receipt_created',
 };
+
+/** Request kinds whose effect is a result the Hub accepts or not (an assertion, a receipt). */
+const RESULT_KINDS = new Set(['result', 'collector_finalize', 'reconcile_collector_finalization']);
 
 export interface RecoveryInput {
   readonly task_id: string;
@@ -575,11 +580,24 @@ export interface RecoveryInput {
   readonly now: number;
 }
 
+/** Whether the newest receipt of the subject names this transfer (metadata only, no transfer bytes). */
+function receiptNames(journal: JournalStore, subject: Subject, transferDigest: string): boolean {
+  const digest = journal.receiptFor(subject);
+  const body = digest === undefined ? undefined : journal.receiptBody(digest);
+  if (body === undefined) return false;
+  const doc = JSON.parse(body.toString('utf8')) as { tasks: { transfer_digest: string }[] };
+  return doc.tasks.some((t) => t.transfer_digest === transferDigest);
+}
+
 /**
- * TaskRecoveryEnvelope, side effect free. A committed request reports its confirmed effect and, while
- * its attempt could still be executing (leased, expired, cancelled or replaced), the unresolved
- * execution_may_still_run: uncertain_effect. A request id with no committed row had no effect:
- * conclusive_rejection, whose identical retry is permitted only when the task is observed pending.
+ * TaskRecoveryEnvelope, side effect free (seed 000, "Recovery"). A committed request reports its
+ * confirmed effect and every unresolved one: execution_may_still_run while its attempt could still be
+ * executing (leased, expired, cancelled or replaced); for a collector attempt, resource_custody_unknown
+ * until a retained transfer confirms the container's removal, and result_acceptance_unknown while a
+ * passing retained transfer is named by no receipt (reconcile_collector_finalization resolves it).
+ * A committed request whose attempt the journal no longer holds is observed `unknown`. A request id
+ * with no committed row had no effect: conclusive_rejection, whose identical retry is permitted only
+ * when the task is observed pending.
  */
 export function recoveryEnvelope(journal: JournalStore | undefined, authority: AuthorityStore, actor: TokenActor, scope: Scope, r: RecoveryInput): JsonValue {
   const retained = journal ? retainedTask(journal, r.task_id) : undefined;
@@ -590,46 +608,68 @@ export function recoveryEnvelope(journal: JournalStore | undefined, authority: A
   if (row && row.task_id !== task.task_id) throw conflict('request_id_other_task', 'request_id belongs to another task');
   const latest = journal?.latestAttempt(task.task_id);
   let attempt: AttemptRow | undefined;
+  let lost = false;
   const wanted = row?.attempt_id ?? r.attempt_id;
   if (wanted !== null && wanted !== undefined) {
     attempt = journal?.attempt(wanted);
-    if (!attempt || attempt.task_id !== task.task_id) throw notFoundError('attempt_not_found', 'no such attempt of this task');
+    if (attempt && attempt.task_id !== task.task_id) throw notFoundError('attempt_not_found', 'no such attempt of this task');
+    // A committed request's attempt that the journal no longer holds: its state cannot be known.
+    if (!attempt && row?.attempt_id) lost = true;
+    else if (!attempt) throw notFoundError('attempt_not_found', 'no such attempt of this task');
   } else attempt = latest;
+  const current = authority.resolveSubject(task.subject)?.current === true;
 
-  const observed = !attempt ? 'pending' : attempt.state === 'leased' ? (r.now < attempt.lease_expires_at ? 'leased' : 'expired') : attempt.state;
-  const mayRun = attempt !== undefined && attempt.state !== 'finished';
+  const observed = lost ? 'unknown' : !attempt ? 'pending' : attempt.state === 'leased' ? (r.now < attempt.lease_expires_at ? 'leased' : 'expired') : attempt.state;
   const supersession = attempt?.superseded_by_fence != null ? { old_fence: attempt.fence, new_fence: attempt.superseded_by_fence } : null;
 
   let confirmed: string[] = [];
-  let unresolved: string[] = [];
+  const unresolved: string[] = [];
   let disposition: 'confirmed' | 'conclusive_rejection' | 'uncertain_effect';
   let actions: string[];
   if (r.request_id !== null && !row) {
     disposition = 'conclusive_rejection';
     actions = observed === 'pending' ? ['inspect', 'stop', 'retry_identical'] : ['inspect', 'stop'];
+  } else if (lost) {
+    confirmed = [CONFIRMED_EFFECT[row!.kind]!];
+    unresolved.push('execution_may_still_run');
+    if (RESULT_KINDS.has(row!.kind)) unresolved.push('result_acceptance_unknown');
+    disposition = 'uncertain_effect';
+    actions = ['inspect', 'stop'];
   } else if (!attempt) {
     disposition = 'conclusive_rejection';
     actions = ['inspect', 'stop'];
   } else {
     confirmed = [row ? CONFIRMED_EFFECT[row.kind]! : 'claim_recorded'];
-    if (mayRun) unresolved = ['execution_may_still_run'];
+    if (attempt.state !== 'finished') unresolved.push('execution_may_still_run');
+    let unaccepted = false;
+    if (attempt.kind === 'collector') {
+      const tr = journal!.transferOfAttempt(attempt.attempt_id);
+      if (!tr) unresolved.push('resource_custody_unknown');
+      else {
+        if (!confirmed.includes('receipt_created')) confirmed.push('transfer_retained');
+        if (tr.outcome === 'passed' && !receiptNames(journal!, task.subject, tr.transfer_digest)) unaccepted = true;
+      }
+    }
+    if (unaccepted) unresolved.push('result_acceptance_unknown');
     if (unresolved.length === 0) {
       disposition = 'confirmed';
       actions = ['inspect', 'stop'];
     } else {
       disposition = 'uncertain_effect';
-      const freshOk = attempt.state === 'replaced' && supersession !== null && supersession.new_fence > supersession.old_fence && unresolved.length === 1;
-      actions = freshOk ? ['inspect', 'stop', 'prepare_fresh_attempt'] : ['inspect', 'stop', 'reconcile'];
+      const freshOk = attempt.state === 'replaced' && supersession !== null && supersession.new_fence > supersession.old_fence && unresolved.length === 1 && unresolved[0] === 'execution_may_still_run';
+      actions = ['inspect', 'stop'];
+      if (freshOk) actions.push('prepare_fresh_attempt');
+      else if (attempt.state === 'leased' || attempt.state === 'cancelled') actions.push('reconcile');
+      if (unaccepted && current) actions.push('reconcile_collector_finalization');
     }
   }
-  const current = authority.resolveSubject(task.subject)?.current === true;
   return {
     ...ENVELOPE,
     task_id: task.task_id,
     task_digest: task.task_digest,
     request_id: r.request_id,
     request_kind: row ? row.kind : null,
-    attempt_id: attempt?.attempt_id ?? null,
+    attempt_id: attempt?.attempt_id ?? (lost ? row!.attempt_id : null),
     attempt_digest: attempt?.attempt_digest ?? null,
     execution_operation_id: attempt?.execution_operation_id ?? null,
     fence: attempt?.fence ?? null,

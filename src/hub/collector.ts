@@ -28,8 +28,8 @@ import { parsePublicKeyHex, verifyStrict } from '../core/crypto/ed25519.js';
 import { AgentscmError } from '../core/errors.js';
 import { attemptWire, claimAttempt, commitRequest, requestDigest, requestedClaim, retainedOutcome, retainedTask } from './claims.js';
 import { HubError, invalidRequest, notFoundError } from './errors.js';
-import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferRow } from '../core/storage/stores.js';
-import { receiptBody, subjectEvidence, transferLive } from './receipts.js';
+import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferWithView } from '../core/storage/stores.js';
+import { liveReceipt, receiptBody, subjectEvidence, transferLive, verifyRetainedTransfers } from './receipts.js';
 import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
 const ENVELOPE = { capability: CAPABILITY, schema_version: 1 } as const;
@@ -144,13 +144,14 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
       return { ...ENVELOPE, operation: 'collector_descriptor', descriptor: descriptorFor(ctx.authority, task, a, row, ca.grant_generation), attempt: attemptWire(a) };
     }
     case 'collector_finalize':
-      return finalize(ctx, scope, req, requestDigest('collector_finalize', actor, raw));
+    case 'reconcile_collector_finalization':
+      return finalize(ctx, scope, req, requestDigest(req.operation, actor, raw));
   }
 }
 
 // ---- import ----------------------------------------------------------------------------------------
 
-function viewOf(row: TransferRow, replayed: boolean, applicable: boolean): JsonValue {
+function viewOf(row: TransferWithView, replayed: boolean, applicable: boolean): JsonValue {
   const v = parseStrictJson(row.view, { maxBytes: 1 << 16, what: 'retained transfer view' }) as Record<string, JsonValue>;
   return { ...v, replayed, currently_applicable: applicable };
 }
@@ -320,34 +321,50 @@ function wrap<T>(f: () => T): T {
 
 // ---- finalization and receipts ---------------------------------------------------------------------
 
-function finalize(ctx: MutationContext, scope: Scope, req: Extract<CollectorRequest, { operation: 'collector_finalize' }>, digest: string): JsonValue {
+/**
+ * collector_finalize and reconcile_collector_finalization: the v2 receipt of the current subject from
+ * its retained validated transfers, under current authorization, never running a collector. The live
+ * checks run inside the batch, which holds the authority's writer reservation after the journal's
+ * (batch.ts), so a revocation by another process lands wholly before or after. reconcile answers the
+ * subject's live receipt when one exists (a finalization whose answer was lost), else creates it.
+ */
+function finalize(ctx: MutationContext, scope: Scope, req: Extract<CollectorRequest, { operation: 'collector_finalize' | 'reconcile_collector_finalization' }>, digest: string): JsonValue {
   const j = ctx.writable();
   const authority = ctx.authority;
+  const op = req.operation;
   return j
     .immediate((): JsonValue => {
-      const replay = retainedOutcome(j, scope.actor, 'collector_finalize', req.request_id, digest);
+      const replay = retainedOutcome(j, scope.actor, op, req.request_id, digest);
       if (replay) return replay;
       const { subject, current, tasks } = resolve(ctx, scope, req.subject);
       if (!current) throw conflict('subject_not_current', 'the subject is no longer current: checkpoint gives a new subject');
+      const now = Date.now();
+      const base = { ...ENVELOPE, operation: op, request_id: req.request_id, request_digest: digest, replayed: false };
+      if (op === 'reconcile_collector_finalization') {
+        const live = liveReceipt(j, authority, subject);
+        if (live.digest !== undefined) {
+          const named = JSON.parse(j.receiptBody(live.digest)!.toString('utf8')) as { tasks: { task_id: string; transfer_digest: string }[] };
+          const answer: JsonValue = { ...base, finalization: 'existing', receipt_digest: live.digest, receipt_version: 2, transfers: named.tasks.map((t) => t.transfer_digest) };
+          commitRequest(j, scope.actor, op, req.request_id, digest, named.tasks[0]!.task_id, null, answer, now);
+          return answer;
+        }
+      }
       const ev = subjectEvidence(j, authority, tasks);
       if (!ev.ok) throw conflict(ev.code === 'authorization_changed' ? 'authorization_changed' : 'not_ready', `the subject cannot be finalized: ${ev.code}`);
       // Every originating grant must still be live (tokens are checked by transferLive) and belong to the caller's owner.
       if (ev.evidence.some((x) => x.attempt.owner_id !== scope.actor.owner_id)) throw conflict('origin_mismatch', 'the evidence belongs to another owner');
+      if (!verifyRetainedTransfers(j, ev.evidence)) throw new HubError(500, 'store_integrity', 'a retained transfer does not match its recorded length or digest');
       const body = receiptBody(authority, subject, ev.evidence);
       const receiptDigest = domainDigest(DOMAINS.receipt, body);
-      const now = Date.now();
       j.insertReceipt(receiptDigest, subject, body, now);
       const answer: JsonValue = {
-        ...ENVELOPE,
-        operation: 'collector_finalize',
-        request_id: req.request_id,
-        request_digest: digest,
-        replayed: false,
+        ...base,
+        ...(op === 'reconcile_collector_finalization' ? { finalization: 'created' } : {}),
         receipt_digest: receiptDigest,
         receipt_version: 2,
         transfers: ev.evidence.map((x) => x.transfer.transfer_digest),
       };
-      commitRequest(j, scope.actor, 'collector_finalize', req.request_id, digest, ev.evidence[0]!.task.task_id, null, answer, now);
+      commitRequest(j, scope.actor, op, req.request_id, digest, ev.evidence[0]!.task.task_id, null, answer, now);
       return answer;
     });
 }

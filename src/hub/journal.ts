@@ -26,6 +26,7 @@ import type {
   TaskRow,
   TransferBinding,
   TransferRow,
+  TransferWithView,
 } from '../core/storage/stores.js';
 
 export type { AttemptRow } from '../core/storage/stores.js';
@@ -235,9 +236,12 @@ function attemptRow(r: AttemptTuple | undefined): AttemptRow | undefined {
   };
 }
 
-/** The transfer columns a TransferRow carries: every one but the retained bytes (up to 16 MiB). */
+/**
+ * The transfer columns a TransferRow carries: all of them stored before the retained bytes (up to
+ * 16 MiB), so a read never walks the bytes' overflow pages (a column after them, like view, would).
+ */
 const TRANSFER_COLUMNS =
-  'transfer_digest, bytes_digest, upload_request_id, task_id, attempt_id, fence, registration_id, collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length, view';
+  'transfer_digest, bytes_digest, upload_request_id, task_id, attempt_id, fence, registration_id, collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length';
 
 /** The attempt columns updateAttempt may set (AttemptChange), so that no other key reaches the SQL text. */
 const UPDATABLE_ATTEMPT_COLUMNS: ReadonlySet<string> = new Set(['lease_expires_at', 'state', 'outcome', 'outcome_code', 'superseded_by_fence', 'updated_at']);
@@ -379,9 +383,9 @@ export class Journal implements JournalStore {
     );
   }
 
-  transferByUpload(ownerId: string, agentId: string, uploadRequestId: string): TransferRow | undefined {
-    return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE owner_id = ? AND agent_id = ? AND upload_request_id = ?`).get(ownerId, agentId, uploadRequestId) as
-      | TransferRow
+  transferByUpload(ownerId: string, agentId: string, uploadRequestId: string): TransferWithView | undefined {
+    return this.stmt(`SELECT ${TRANSFER_COLUMNS}, view FROM transfers WHERE owner_id = ? AND agent_id = ? AND upload_request_id = ?`).get(ownerId, agentId, uploadRequestId) as
+      | TransferWithView
       | undefined;
   }
 
@@ -397,6 +401,16 @@ export class Journal implements JournalStore {
     return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE transfer_digest = ?`).get(transferDigest) as TransferRow | undefined;
   }
 
+  transferStoredLength(transferDigest: string): number | undefined {
+    // length() of a BLOB column reads the record header only, not the value's overflow pages.
+    const row = this.stmt('SELECT length(bytes) AS n FROM transfers WHERE transfer_digest = ?').get(transferDigest) as { n: number } | undefined;
+    return row?.n;
+  }
+
+  transferBytes(transferDigest: string): Buffer | undefined {
+    return (this.stmt('SELECT bytes FROM transfers WHERE transfer_digest = ?').get(transferDigest) as { bytes: Buffer } | undefined)?.bytes;
+  }
+
   insertTransfer(r: NewTransfer): void {
     this.stmt(
       `INSERT INTO transfers (transfer_digest, owner_id, agent_id, upload_request_id, bytes_digest, task_id, attempt_id, fence, registration_id,
@@ -406,10 +420,6 @@ export class Journal implements JournalStore {
       r.transfer_digest, r.owner_id, r.agent_id, r.upload_request_id, r.bytes_digest, r.task_id, r.attempt_id, r.fence, r.registration_id,
       r.collector_profile_install_id, r.collector_profile_digest, r.grant_generation, r.outcome, r.length, r.bytes, r.view, r.created_at,
     );
-  }
-
-  transferBytes(transferDigest: string): Buffer | undefined {
-    return (this.stmt('SELECT bytes FROM transfers WHERE transfer_digest = ?').get(transferDigest) as { bytes: Buffer } | undefined)?.bytes;
   }
 
   receiptCreatedAt(receiptDigest: string): number | undefined {

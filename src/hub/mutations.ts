@@ -5,6 +5,8 @@ import type { AuthorityStore } from '../core/storage/stores.js';
 import type { TokenActor } from '../core/authority/types.js';
 import type { JsonValue } from '../core/canonical/json.js';
 import type { MutationRequest } from '../core/contract/mutations.js';
+import { ASSERTION_MAX_BYTES } from '../core/contract/bounds.js';
+import { HubError } from './errors.js';
 import { assertionBody, claimAttempt, mutateAttempt, predecodeRetainedTask, recoveryEnvelope, requestDigest, requestedClaim, submitResult } from './claims.js';
 import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
@@ -63,6 +65,8 @@ export function prepareMutation(ctx: MutationContext, scope: Scope, req: Batched
     case 'result': {
       const digest = requestDigest('result', actor, raw);
       const body = assertionBody(req.assertion);
+      // The one assertion bound (the CLI checks the same length before sending).
+      if (body.length > ASSERTION_MAX_BYTES) throw new HubError(413, 'assertion_too_large', `an assertion is at most ${ASSERTION_MAX_BYTES} bytes`);
       return () => submitResult(ctx.writable(), authority, actor, scope, req.assertion, digest, body, Date.now());
     }
   }

@@ -32,10 +32,13 @@ export function handleReceiptBundle(ctx: ReadContext, scope: Scope, req: Receipt
   if (canonicalJson(receipt.subject) !== canonicalJson(subjectToJson(subject))) throw new HubError(409, 'receipt_integrity', 'the stored receipt is about another subject');
   let size = body.length;
   const transfers = receipt.tasks.map((t) => {
-    const bytes = journal.transferBytes(t.transfer_digest);
-    if (!bytes) throw new HubError(409, 'receipt_integrity', 'a transfer the receipt names is not retained');
-    size += bytes.length;
+    // The stored length is checked before the bytes are read, as finalization does.
+    const stored = journal.transferStoredLength(t.transfer_digest);
+    if (stored === undefined) throw new HubError(409, 'receipt_integrity', 'a transfer the receipt names is not retained');
+    size += stored;
     if (size * 1.4 > BUNDLE_MAX_BYTES) throw new HubError(413, 'bundle_too_large', `the bundle would exceed ${BUNDLE_MAX_BYTES} bytes`);
+    const bytes = journal.transferBytes(t.transfer_digest);
+    if (!bytes || bytes.length !== stored) throw new HubError(409, 'receipt_integrity', 'a transfer the receipt names is not retained');
     return { transfer_digest: t.transfer_digest, bytes };
   });
   const enrollments = new Map<string, BundleEnrollment>();

@@ -8,6 +8,7 @@ import { subjectToJson } from '../core/authority/plan.js';
 import type { Subject } from '../core/authority/types.js';
 import { canonicalJsonBytes } from '../core/canonical/json.js';
 import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
+import { TRANSFER_MAX_BYTES, transferBytesDigest } from '../core/collector/transfer.js';
 import { evidenceCurrent } from './claims.js';
 import type { AttemptRow, AuthorityStore, JournalStore, TransferBinding, TransferRow } from '../core/storage/stores.js';
 
@@ -31,6 +32,8 @@ export interface Evidence {
 
 /** The retained, live evidence of every required collector task of the subject, or why there is none. */
 export function subjectEvidence(journal: JournalStore, authority: AuthorityStore, tasks: readonly Task[]): { ok: true; evidence: Evidence[] } | { ok: false; code: string } {
+  // The bound first, from the requirement alone: nothing is looked up for a subject over it.
+  if (tasks.filter((t) => t.step.required && isCollectorStep(t)).length > MAX_RECEIPT_TRANSFERS) return { ok: false, code: 'too_many_transfers' };
   const evidence: Evidence[] = [];
   for (const t of tasks) {
     if (!t.step.required) continue;
@@ -44,8 +47,25 @@ export function subjectEvidence(journal: JournalStore, authority: AuthorityStore
     evidence.push({ task: t, attempt: a, transfer: tr });
   }
   if (evidence.length === 0) return { ok: false, code: 'no_collector_evidence' };
-  if (evidence.length > MAX_RECEIPT_TRANSFERS) return { ok: false, code: 'too_many_transfers' };
   return { ok: true, evidence };
+}
+
+const isCollectorStep = (t: Task) => t.step.action_class === 'command_collector' || t.step.action_class === 'review_collector';
+
+/**
+ * Rechecks the retained bytes of each evidence transfer against the digests the receipt will name,
+ * one transfer at a time: its stored length is checked against the 16 MiB envelope bound before it is
+ * read, and each is released before the next is read, so at most one transfer is in memory. A stored
+ * transfer over the bound or whose bytes no longer match is a store integrity failure.
+ */
+export function verifyRetainedTransfers(journal: JournalStore, evidence: readonly Evidence[]): boolean {
+  for (const { transfer } of evidence) {
+    const n = journal.transferStoredLength(transfer.transfer_digest);
+    if (n === undefined || n > TRANSFER_MAX_BYTES || n !== transfer.length) return false;
+    const bytes = journal.transferBytes(transfer.transfer_digest);
+    if (bytes === undefined || bytes.length !== n || transferBytesDigest(bytes) !== transfer.bytes_digest) return false;
+  }
+  return true;
 }
 
 export function receiptBody(authority: AuthorityStore, subject: Subject, evidence: readonly Evidence[]): Buffer {

@@ -9,7 +9,7 @@
 import { Authority } from '../core/authority/store.js';
 import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { formatIssues } from '../core/contract/common.js';
-import { OPERATION_MAX_BYTES, READ_OPERATIONS, ReadRequest } from '../core/contract/ops.js';
+import { OPERATION_MAX_BYTES, READ_OPERATIONS, ReadRequest, RESULT_REQUEST_MAX_BYTES } from '../core/contract/ops.js';
 import { ID_RE, isRepository } from '../core/contract/paths.js';
 import { AgentscmError, toAgentscmError } from '../core/errors.js';
 import { SnapshotStore } from '../core/native/snapshot.js';
@@ -159,7 +159,7 @@ function answerWhenCommitted(ex: Exchange, log: (line: string) => void): (o: Out
  * Answers 413 and closes the connection. The server reads and drops the rest of the body (up to a
  * bound, then the connection is cut) so that the client sees the answer rather than a reset.
  */
-function refuseBody(ex: Exchange, e = new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes`)): void {
+function refuseBody(ex: Exchange, e = new HubError(413, 'body_too_large', `request bodies are at most ${OPERATION_MAX_BYTES} bytes (a result: ${RESULT_REQUEST_MAX_BYTES})`)): void {
   sendError(ex, e, true);
 }
 
@@ -241,12 +241,13 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       const ctype = ex.headers['content-type'];
       if (typeof ctype !== 'string' || !/^application\/json(\s*;\s*charset=utf-8)?$/i.test(ctype)) throw new HubError(415, 'unsupported_media_type', 'send application/json');
       const declared = ex.headers['content-length'];
-      if (declared !== undefined && (!/^[0-9]{1,12}$/.test(declared) || Number(declared) > OPERATION_MAX_BYTES)) {
+      // A result carries an assertion (up to the one assertion bound); every other operation fits 64 KiB.
+      if (declared !== undefined && (!/^[0-9]{1,12}$/.test(declared) || Number(declared) > RESULT_REQUEST_MAX_BYTES)) {
         // Refused from the header, before any body byte is read.
         refuseBody(ex);
         return;
       }
-      const body = await ex.body(OPERATION_MAX_BYTES);
+      const body = await ex.body(RESULT_REQUEST_MAX_BYTES);
       if (body === undefined) {
         refuseBody(ex);
         return;
@@ -254,9 +255,18 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       let doc: JsonValue;
       try {
         // Every number of the contract is an integer: 1.0, 1e0 or a float that rounds to one is refused.
-        doc = parseStrictJson(body, { maxBytes: OPERATION_MAX_BYTES, what: 'request body', integersOnly: true });
+        doc = parseStrictJson(body, { maxBytes: RESULT_REQUEST_MAX_BYTES, what: 'request body', integersOnly: true });
       } catch (e) {
+        // Over 64 KiB only a result is admitted: anything else that size is too large, valid JSON or not.
+        if (body.length > OPERATION_MAX_BYTES) {
+          refuseBody(ex);
+          return;
+        }
         throw invalidRequest(e instanceof AgentscmError ? e.message : 'request body is not valid JSON');
+      }
+      if (body.length > OPERATION_MAX_BYTES && (typeof doc !== 'object' || doc === null || Array.isArray(doc) || doc.operation !== 'result')) {
+        refuseBody(ex);
+        return;
       }
       if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && typeof doc.operation === 'string' && !operations.includes(doc.operation)) {
         throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');

@@ -76,7 +76,8 @@ export async function runOperation(op: Operation, _ctx: CommandContext, inv: Inv
   const a = answer as Record<string, JsonValue>;
 
   if (a.status === 'schema_mismatch') {
-    throw new AgentscmError('SCHEMA_MISMATCH', 'SCHEMA_MISMATCH', `the Hub supports schema versions ${JSON.stringify(a.server_schema_versions)}; reinstall a matching agentscm`, {
+    const versions = a.server_schema_versions === undefined ? 'other schema versions' : `schema versions ${JSON.stringify(a.server_schema_versions)}`;
+    throw new AgentscmError('SCHEMA_MISMATCH', 'SCHEMA_MISMATCH', `the Hub supports ${versions}; reinstall a matching agentscm`, {
       answer: a,
     });
   }

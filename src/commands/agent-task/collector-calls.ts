@@ -28,6 +28,7 @@ async function loadSchemas() {
     collector_claim: collector.CollectorClaimAnswer,
     collector_descriptor: collector.DescriptorAnswer,
     collector_finalize: collector.FinalizeAnswer,
+    reconcile_collector_finalization: collector.ReconcileFinalizationAnswer,
     collector_upload: collector.UploadAnswer,
     status: ops.ANSWERS.status,
   } as const;
@@ -46,7 +47,7 @@ export function answerSchemas(): ReturnType<typeof loadSchemas> {
  */
 export const ONE_SHOT = { jitless: true } as const;
 
-type SchemaOp = 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'collector_upload' | 'status';
+type SchemaOp = 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'reconcile_collector_finalization' | 'collector_upload' | 'status';
 
 export class CollectorSession {
   readonly client: HubClient;
@@ -72,7 +73,7 @@ export class CollectorSession {
     return answer as Record<string, JsonValue>;
   }
 
-  call(op: 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'status', body: JsonValue): Promise<Record<string, JsonValue>> {
+  call(op: 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'reconcile_collector_finalization' | 'status', body: JsonValue): Promise<Record<string, JsonValue>> {
     return this.check(op, this.client.call(body));
   }
 
@@ -85,7 +86,7 @@ export class CollectorSession {
   }
 }
 
-export async function runCollectorCall(op: 'collector_claim' | 'collector_descriptor' | 'collector_finalize', ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
+export async function runCollectorCall(op: 'collector_claim' | 'collector_descriptor' | 'collector_finalize' | 'reconcile_collector_finalization', ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const s = new CollectorSession(inv);
   try {
     switch (op) {
@@ -123,6 +124,11 @@ export async function runCollectorCall(op: 'collector_claim' | 'collector_descri
         const { subject } = localSubject(inv);
         const a = await s.call(op, { operation: op, request_id: newRequestId(ctx, inv), subject: subjectToJson(subject) });
         return { data: a, text: `receipt ${String(a.receipt_digest)} (v2, ${(a.transfers as JsonValue[]).length} transfer(s))` };
+      }
+      case 'reconcile_collector_finalization': {
+        const { subject } = localSubject(inv);
+        const a = await s.call(op, { operation: op, request_id: newRequestId(ctx, inv), subject: subjectToJson(subject) });
+        return { data: a, text: `receipt ${String(a.receipt_digest)} (v2, ${(a.transfers as JsonValue[]).length} transfer(s), ${String(a.finalization)})` };
       }
     }
   } finally {

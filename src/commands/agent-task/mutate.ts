@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { subjectToJson } from '../../core/authority/plan.js';
 import { Authority } from '../../core/authority/store.js';
 import { parseStrictJson, type JsonValue } from '../../core/canonical/json.js';
-import { ASSERTION_MAX_BYTES, assertionToJson, observationDigest, validateAssertion } from '../../core/contract/assertion.js';
+import { ASSERTION_MAX_BYTES, assertionToJson, assertionWireBytes, observationDigest, validateAssertion } from '../../core/contract/assertion.js';
 import { formatIssues } from '../../core/contract/common.js';
 import { LEASE_MAX_MS, LEASE_MIN_MS, MUTATION_ANSWERS } from '../../core/contract/mutations.js';
 import { ANSWER_MAX_BYTES } from '../../core/contract/ops.js';
@@ -20,6 +20,9 @@ import { executionOperationId, localSubject, newRequestId, optId, pickTask } fro
 import { boolOpt, caFileOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Op = keyof typeof MUTATION_ANSWERS;
+
+/** The same answer as the Hub's 413 assertion_too_large (BAD_INPUT, code ASSERTION_TOO_LARGE). */
+const assertionTooLarge = () => new AgentscmError('BAD_INPUT', 'ASSERTION_TOO_LARGE', `the assertion is over the ${ASSERTION_MAX_BYTES}-byte bound`);
 
 const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
 
@@ -106,7 +109,13 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         return { data: await session.call(op, body) };
       }
       case 'result': {
-        const raw = parseStrictJson(readBoundedInput(stringOpt(inv, 'assertion'), ASSERTION_MAX_BYTES, 'assertion file'), { maxBytes: ASSERTION_MAX_BYTES, what: 'assertion file' });
+        let file: Buffer;
+        try {
+          file = readBoundedInput(stringOpt(inv, 'assertion'), ASSERTION_MAX_BYTES, 'assertion file');
+        } catch (e) {
+          throw e instanceof AgentscmError && e.code === 'TOO_LARGE' ? assertionTooLarge() : e;
+        }
+        const raw = parseStrictJson(file, { maxBytes: ASSERTION_MAX_BYTES, what: 'assertion file' });
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AgentscmError('BAD_INPUT', 'INVALID_ASSERTION', 'assertion file is not a JSON object');
         const doc: Record<string, JsonValue> = { ...raw };
         if (optionalStringOpt(inv, 'request-id') !== undefined || doc.request_id === undefined) doc.request_id = newRequestId(ctx, inv);
@@ -138,6 +147,8 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
           const digest = observationDigest(a);
           a = { ...a, executor_provenance: { observation_digest: digest, signature: toHex(sign(Buffer.from(digest, 'hex'), key.secretKey)) } };
         } else if (inv.opts['key-dir'] !== undefined) throw usageError('--key-dir needs --sign');
+        // The bound the Hub applies (413 assertion_too_large), checked here on the same bytes first.
+        if (assertionWireBytes(a).length > ASSERTION_MAX_BYTES) throw assertionTooLarge();
         const answer = await session.call('result', { operation: 'result', assertion: assertionToJson(a) });
         const att = answer.attempt as Record<string, JsonValue>;
         if (att.attempt_id !== a.attempt_id || att.task_id !== a.task_id) throw malformed('answer is about another attempt');

@@ -236,8 +236,6 @@ export class Authority implements AuthorityStore {
   private readonly tokenHashes = new Map<string, Buffer>();
   /** The lookup memo (see enableMemo); undefined when off. */
   private memo: AuthorityMemo | undefined;
-  /** The WAL-index header of this file, read for the memo's checks (see revalidate). */
-  private walIndex: WalIndexHeader | undefined;
   private readonly stmts: {
     dataVersion: Database.Statement<[], number>;
     ownChanges: Database.Statement<[], number>;
@@ -290,8 +288,6 @@ export class Authority implements AuthorityStore {
   }
 
   close(): void {
-    if (this.walIndex) fs.closeSync(this.walIndex.fd);
-    this.walIndex = undefined;
     this.db.close();
   }
 
@@ -307,38 +303,27 @@ export class Authority implements AuthorityStore {
    */
   enableMemo(): void {
     this.memo ??= new AuthorityMemo();
-    this.walIndex ??= openWalIndexHeader(this.db);
   }
 
-  /** How many revalidations asked SQLite (PRAGMA data_version) rather than the WAL-index header. */
+  /** How many revalidations asked SQLite (PRAGMA data_version). */
   dataVersionChecks = 0;
 
   /**
    * Checks the authority for changes and makes the memo usable until the current synchronous stretch
-   * ends (the next microtask checkpoint). Inside an open read transaction the check is PRAGMA
-   * data_version, which reads that transaction's snapshot, so the memo then agrees with every statement
-   * of the transaction. Outside one, it first reads the WAL-index header (below): when that is exactly
-   * as at the last check, no connection has committed since, and the PRAGMA (an implicit read
-   * transaction with its locks: about 15 µs in a busy Hub) is skipped. A no-op without enableMemo().
+   * ends (the next microtask checkpoint): PRAGMA data_version (inside an open transaction it reads that
+   * transaction's snapshot, so the memo then agrees with every statement of it) and total_changes().
+   * A no-op without enableMemo().
    */
   revalidate(): void {
     const m = this.memo;
     if (!m) return;
     const own = this.stmts.ownChanges.get()!;
-    const w = this.db.inTransaction ? undefined : this.walIndex;
-    const read = w !== undefined && readWalIndexHeader(w);
-    if (!(read && own === m.ownChanges && w.seen && w.now.equals(w.seen))) {
-      this.dataVersionChecks++;
-      const dv = this.stmts.dataVersion.get()!;
-      if (dv !== m.dataVersion || own !== m.ownChanges) {
-        m.clear();
-        m.dataVersion = dv;
-        m.ownChanges = own;
-      }
-      // The header read before the PRAGMA: a commit between the two changes it again, so the next
-      // check asks SQLite once more.
-      if (read) w.seen = Buffer.from(w.now);
-      else if (w) w.seen = undefined;
+    this.dataVersionChecks++;
+    const dv = this.stmts.dataVersion.get()!;
+    if (dv !== m.dataVersion || own !== m.ownChanges) {
+      m.clear();
+      m.dataVersion = dv;
+      m.ownChanges = own;
     }
     if (!m.valid) {
       m.valid = true;
@@ -862,40 +847,6 @@ interface TokenRow {
   readonly agent_id: string;
   readonly repository: string | null;
   readonly revoked_at: number | null;
-}
-
-/**
- * The header of a WAL database's wal-index (its `-shm` file): two copies of a 48-byte header that SQLite
- * rewrites on every commit by any connection, and whose `iChange` counter it increments on each
- * (sqlite.org/walformat.html, "The WAL-Index Header"). Checkpoints and readers change nothing in these
- * 96 bytes. So 96 bytes equal to those read at the last check mean that no transaction committed
- * since; any difference, a torn read included, only sends the check to SQLite.
- */
-interface WalIndexHeader {
-  readonly fd: number;
-  readonly now: Buffer;
-  seen: Buffer | undefined;
-}
-
-const WAL_INDEX_HEADER_BYTES = 96;
-
-/** The wal-index of db's file, opened read-only; undefined unless db is in WAL mode and it opens. */
-function openWalIndexHeader(db: Database.Database): WalIndexHeader | undefined {
-  try {
-    if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return undefined;
-    const fd = fs.openSync(`${db.name}-shm`, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    return { fd, now: Buffer.alloc(WAL_INDEX_HEADER_BYTES), seen: undefined };
-  } catch {
-    return undefined;
-  }
-}
-
-function readWalIndexHeader(w: WalIndexHeader): boolean {
-  try {
-    return fs.readSync(w.fd, w.now, 0, WAL_INDEX_HEADER_BYTES, 0) === WAL_INDEX_HEADER_BYTES;
-  } catch {
-    return false;
-  }
 }
 
 /** Rows looked up by the Hub on every request, valid while the authority is unchanged (bounded). */

@@ -5,8 +5,10 @@ import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
 import { DOMAINS, domainDigest } from '../crypto/digest.js';
 import { decodeContract, Hex128, Hex64, Id, U64, validateContract } from './common.js';
 
+import { ASSERTION_MAX_BYTES } from './bounds.js';
+
 /** The assertion format's size bound (the collector transfer is a separate 16 MiB format). */
-export const ASSERTION_MAX_BYTES = 256 * 1024;
+export { ASSERTION_MAX_BYTES };
 export const MAX_CRITERIA = 64;
 export const MAX_FINDINGS = 32;
 export const MAX_FINDING_CHARS = 4096;
@@ -107,6 +109,11 @@ export function assertionToJson(a: TaskResultAssertion): JsonValue {
     criteria: a.criteria.map((c) => ({ criterion: c.criterion, outcome: c.outcome, findings: [...c.findings], evidence_digests: [...c.evidence_digests] })),
     executor_provenance: a.executor_provenance === null ? null : { observation_digest: a.executor_provenance.observation_digest, signature: a.executor_provenance.signature },
   };
+}
+
+/** The bytes the assertion bound applies to: the compact encoding the CLI sends (the Hub retains the same length, keys sorted). */
+export function assertionWireBytes(a: TaskResultAssertion): Buffer {
+  return canonicalJsonBytes(assertionToJson(a));
 }
 
 /** Seed 000: clone, set executor_provenance to null, serialize compactly in declared field order. */

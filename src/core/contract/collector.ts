@@ -8,7 +8,7 @@ import { AttemptWire, LEASE_MAX_MS, LEASE_MIN_MS } from './mutations.js';
 import { SubjectSchema } from './ops.js';
 import { IMAGE_ID_RE_SOURCE } from '../collector/limits.js';
 
-export const COLLECTOR_OPERATIONS = ['collector_claim', 'collector_descriptor', 'collector_finalize'] as const;
+export const COLLECTOR_OPERATIONS = ['collector_claim', 'collector_descriptor', 'collector_finalize', 'reconcile_collector_finalization'] as const;
 
 const Repository = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\/[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/);
 const Epoch = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -133,7 +133,17 @@ export const CollectorFinalizeRequest = z.strictObject({
   subject: SubjectSchema,
 });
 
-export const CollectorRequest = z.discriminatedUnion('operation', [CollectorClaimRequest, CollectorDescriptorRequest, CollectorFinalizeRequest]);
+/**
+ * Retries receipt creation from the retained validated transfers under current authorization and the
+ * current subject; never runs a collector. An existing live receipt of the subject is answered as is.
+ */
+export const ReconcileFinalizationRequest = z.strictObject({
+  operation: z.literal('reconcile_collector_finalization'),
+  request_id: Id,
+  subject: SubjectSchema,
+});
+
+export const CollectorRequest = z.discriminatedUnion('operation', [CollectorClaimRequest, CollectorDescriptorRequest, CollectorFinalizeRequest, ReconcileFinalizationRequest]);
 export type CollectorRequest = z.output<typeof CollectorRequest>;
 
 // ---- answers ----------------------------------------------------------------------------------------
@@ -200,6 +210,19 @@ export const FinalizeAnswer = z.strictObject({
   request_id: Id,
   request_digest: Hex64,
   replayed: z.boolean(),
+  receipt_digest: Hex64,
+  receipt_version: z.literal(2),
+  transfers: z.array(Hex64).max(32),
+});
+
+export const ReconcileFinalizationAnswer = z.strictObject({
+  ...Envelope,
+  operation: z.literal('reconcile_collector_finalization'),
+  request_id: Id,
+  request_digest: Hex64,
+  replayed: z.boolean(),
+  /** created: no live receipt existed and one was made now; existing: the subject's live receipt. */
+  finalization: z.enum(['created', 'existing']),
   receipt_digest: Hex64,
   receipt_version: z.literal(2),
   transfers: z.array(Hex64).max(32),

@@ -14,7 +14,7 @@ export { LEASE_MAX_MS, LEASE_MIN_MS };
 export const PRIOR_SCAN_LIMIT = 4096;
 
 export const MUTATION_OPERATIONS = ['cancel', 'claim', 'heartbeat', 'reconcile', 'recovery', 'result'] as const;
-export type MutationKind = 'claim' | 'heartbeat' | 'cancel' | 'reconcile' | 'result' | 'collector_claim' | 'collector_finalize';
+export type MutationKind = 'claim' | 'heartbeat' | 'cancel' | 'reconcile' | 'result' | 'collector_claim' | 'collector_finalize' | 'reconcile_collector_finalization';
 
 const LeaseMs = z.number().int().min(LEASE_MIN_MS).max(LEASE_MAX_MS);
 const Fence = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -109,8 +109,22 @@ export const MutationAnswer = z.strictObject({
     .nullable(),
 });
 
-export const Effect = z.enum(['claim_recorded', 'lease_extended', 'attempt_cancelled', 'attempt_superseded', 'assertion_retained', 'execution_may_still_run', 'result_acceptance_unknown']);
-export const RecoveryAction = z.enum(['inspect', 'stop', 'reconcile', 'retry_identical', 'prepare_fresh_attempt']);
+export const Effect = z.enum([
+  'claim_recorded',
+  'lease_extended',
+  'attempt_cancelled',
+  'attempt_superseded',
+  'assertion_retained',
+  'transfer_retained',
+  'receipt_created',
+  // Unresolved effects (seed 000, "Recovery"): the execution may still run; a retained result's
+  // acceptance (a receipt) is not known; the executor host may still hold the attempt's container and
+  // materialized snapshot (custody of its resources is not confirmed released).
+  'execution_may_still_run',
+  'result_acceptance_unknown',
+  'resource_custody_unknown',
+]);
+export const RecoveryAction = z.enum(['inspect', 'stop', 'reconcile', 'retry_identical', 'prepare_fresh_attempt', 'reconcile_collector_finalization']);
 export const ObservedState = z.enum(['pending', 'leased', 'expired', 'finished', 'replaced', 'cancelled', 'unknown']);
 
 /** TaskRecoveryEnvelope. No command, credential or path field. */
@@ -119,7 +133,7 @@ export const RecoveryAnswer = z.strictObject({
   task_id: Id,
   task_digest: Hex64,
   request_id: Id.nullable(),
-  request_kind: z.enum(['claim', 'heartbeat', 'cancel', 'reconcile', 'result', 'collector_claim', 'collector_finalize']).nullable(),
+  request_kind: z.enum(['claim', 'heartbeat', 'cancel', 'reconcile', 'result', 'collector_claim', 'collector_finalize', 'reconcile_collector_finalization']).nullable(),
   attempt_id: Id.nullable(),
   attempt_digest: Hex64.nullable(),
   execution_operation_id: Id.nullable(),
@@ -130,7 +144,7 @@ export const RecoveryAnswer = z.strictObject({
   supersession: z.strictObject({ old_fence: Fence, new_fence: Fence }).nullable(),
   observed_state: ObservedState,
   currently_applicable: z.boolean(),
-  permitted_actions: z.array(RecoveryAction).min(1).max(5),
+  permitted_actions: z.array(RecoveryAction).min(1).max(6),
   attempt: AttemptWire.nullable(),
 });
 

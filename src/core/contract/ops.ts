@@ -10,7 +10,7 @@ import { MAX_TASKS, Next, QualificationAnswer, TaskState } from './qualification
 export { MAX_FAILURES, MAX_TASKS, Next, QualificationAnswer, TaskState } from './qualification.js';
 
 export const OPERATION_MAX_BYTES = 64 * 1024;
-export { ANSWER_MAX_BYTES } from './bounds.js';
+export { ANSWER_MAX_BYTES, RESULT_REQUEST_MAX_BYTES } from './bounds.js';
 export const REFERENCE_MAX_BYTES = 128 * 1024;
 export const SCHEMA_MISMATCH_ACTION = 'reinstall_agentscm_matching_hub';
 
@@ -117,8 +117,9 @@ export const SchemaMismatchAnswer = z.strictObject({
   capability: Capability,
   required_schema_version: SchemaVersion,
   supported_schema_versions: z.array(SchemaVersion).max(16),
-  server_schema_versions: z.array(SchemaVersion).min(1).max(16),
-  action: z.literal(SCHEMA_MISMATCH_ACTION),
+  // Both bounded; an older Hub's answer may omit them and is still a schema mismatch (seed 000).
+  server_schema_versions: z.array(SchemaVersion).min(1).max(16).optional(),
+  action: z.literal(SCHEMA_MISMATCH_ACTION).optional(),
 });
 
 export const ReferenceWire = z.strictObject({ name: Id, path: z.string().max(1024), sha256: Hex64 });

@@ -34,6 +34,7 @@ export const DOMAINS = {
   requestResult: 'agentscm.task-request.result.v1',
   requestCollectorClaim: 'agentscm.task-request.collector-claim.v1',
   requestCollectorFinalize: 'agentscm.task-request.collector-finalize.v1',
+  requestReconcileFinalization: 'agentscm.task-request.reconcile-collector-finalization.v1',
   /**
    * The CLI's default execution operation id of a claim, over its request id and task id: repeating the
    * identical command (same --request-id) repeats the identical request.

@@ -174,7 +174,11 @@ export interface CollectorAttemptRow {
   readonly grant_generation: string;
 }
 
-/** An imported collector transfer (its original signed bytes are stored, not read back here). */
+/**
+ * An imported collector transfer: the columns stored before its original signed bytes. A column after
+ * them (the retained view) could only be read by walking the bytes' overflow pages, so the reads that
+ * need digests and bindings (qualification, finalization, recovery) never select it.
+ */
 export interface TransferRow {
   readonly transfer_digest: string;
   readonly bytes_digest: string;
@@ -188,11 +192,15 @@ export interface TransferRow {
   readonly grant_generation: string;
   readonly outcome: 'passed' | 'failed';
   readonly length: number;
+}
+
+/** A transfer with its retained upload view (the answer of an exact upload retry). */
+export interface TransferWithView extends TransferRow {
   readonly view: Buffer;
 }
 
 /** A transfer to retain: the row plus its uploader and original bytes. */
-export interface NewTransfer extends TransferRow {
+export interface NewTransfer extends TransferWithView {
   readonly owner_id: string;
   readonly agent_id: string;
   readonly bytes: Buffer;
@@ -239,12 +247,14 @@ export interface JournalStore {
 
   collectorAttempt(attemptId: string): CollectorAttemptRow | undefined;
   insertCollectorAttempt(row: CollectorAttemptRow, now: number): void;
-  transferByUpload(ownerId: string, agentId: string, uploadRequestId: string): TransferRow | undefined;
+  transferByUpload(ownerId: string, agentId: string, uploadRequestId: string): TransferWithView | undefined;
   transferOfAttempt(attemptId: string): TransferRow | undefined;
   /** Just the binding of an attempt's transfer (reads need no more than this). */
   transferBindingOfAttempt(attemptId: string): TransferBinding | undefined;
   transfer(transferDigest: string): TransferRow | undefined;
-  /** The original signed bytes of a retained transfer (for receipt bundles). */
+  /** The stored length of a transfer's retained bytes, without reading them. */
+  transferStoredLength(transferDigest: string): number | undefined;
+  /** A transfer's original signed bytes (check transferStoredLength against the 16 MiB bound first). */
   transferBytes(transferDigest: string): Buffer | undefined;
   insertTransfer(row: NewTransfer): void;
 
