@@ -757,15 +757,20 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     path: ['hub', 'serve'],
-    summary: 'run the reference Hub over the data dir; prints the bound URL as the first stdout line',
+    summary: 'run the reference Hub over a data dir or a config file; prints the bound URL as the first stdout line',
     details:
-      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks and GET /v1/hub/health ' +
-      '(docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and --tls-key are given (both or neither; an unreadable ' +
-      'or mismatched pair exits 3). Clients then use an https:// endpoint, with --ca-file when the certificate is not from a ' +
-      'CA the system trusts. Stops on SIGTERM or SIGINT.',
+      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks, GET /v1/hub/health (a storage ' +
+      'ping) and GET /v1/hub/ready (503 with typed reasons) (docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and ' +
+      '--tls-key are given (both or neither; an unreadable or mismatched pair exits 3). Clients then use an https:// endpoint, ' +
+      'with --ca-file when the certificate is not from a CA the system trusts. --data-dir serves every profile of one data ' +
+      'dir; --config FILE (strict JSON {"version": 1, "agent_task_profiles": [...]}, docs/DEPLOYING.md) serves exactly its ' +
+      'entries from any number of data dirs, and an unknown field or a pin that differs from the installed profile exits 3 ' +
+      'naming the entry. Writes one JSON access-log line per request on stderr (no token, no body). On SIGTERM or SIGINT it ' +
+      'stops accepting, answers the requests it has (mutations once committed), then exits 0.',
     json: false,
     options: [
-      DATA_DIR,
+      { ...DATA_DIR, required: false, help: 'serve every profile of this data dir (or give --config)' },
+      { flag: 'config', value: 'FILE', help: 'the operator configuration: the profiles to serve and their data dirs' },
       { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' },
       { flag: 'tls-cert', value: 'FILE', help: 'PEM certificate chain to serve https with (with --tls-key)', defaultText: 'plain http' },
       { flag: 'tls-key', value: 'FILE', help: 'PEM private key of --tls-cert' },

@@ -2,11 +2,12 @@
 
 import * as tls from 'node:tls';
 import { startHub } from '../../hub/server.js';
+import { readHubConfig } from '../../hub/config.js';
 import type { TlsIdentity } from '../../hub/http.js';
 import { badInput, usageError } from '../../core/errors.js';
 import { readBoundedInput } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { stringOpt, optionalStringOpt } from '../options.js';
+import { optionalStringOpt } from '../options.js';
 
 export function parseListen(s: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(s);
@@ -34,9 +35,14 @@ export function tlsIdentity(certFile: string | undefined, keyFile: string | unde
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const { host, port } = parseListen(optionalStringOpt(inv, 'listen') ?? '127.0.0.1:8421');
   const identity = tlsIdentity(optionalStringOpt(inv, 'tls-cert'), optionalStringOpt(inv, 'tls-key'));
+  const dataDir = optionalStringOpt(inv, 'data-dir');
+  const configFile = optionalStringOpt(inv, 'config');
+  if ((dataDir === undefined) === (configFile === undefined)) throw usageError('give exactly one of --data-dir DIR and --config FILE');
+  const source = configFile !== undefined ? { config: readHubConfig(configFile) } : { dataDir: dataDir! };
+  const line = (l: string) => ctx.stderr.write(l + '\n');
   let hub: Awaited<ReturnType<typeof startHub>>;
   try {
-    hub = await startHub({ dataDir: stringOpt(inv, 'data-dir'), host, port, ...(identity ? { tls: identity } : {}), log: (l) => ctx.stderr.write(l + '\n') });
+    hub = await startHub({ ...source, host, port, ...(identity ? { tls: identity } : {}), log: line, accessLog: line });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
