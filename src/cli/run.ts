@@ -5,6 +5,7 @@ import { outputJson } from '../core/canonical/json.js';
 import { toAgentscmError, EXIT_CODES, usageError, type AgentscmError } from '../core/errors.js';
 import { renderHelp, type ExitStatusRows } from './help.js';
 import { parseArgv } from './argv.js';
+import { ClientConfig } from './client-config.js';
 import type { CommandContext, CommandResult, CommandSpec, ErrorPolicy, GroupSpec } from './types.js';
 
 export interface Program {
@@ -25,6 +26,8 @@ export interface Program {
   readonly subprograms?: readonly { readonly group: string; readonly name: 'tree-ring'; readonly versionLine: string }[];
   /** Rewrites an error message before it is printed (the CLIs redact secret-shaped input they quote). */
   readonly redact?: (message: string) => string;
+  /** Fills the Hub-call options a command line leaves out from the client configuration (client-config.ts). */
+  readonly clientConfig?: boolean;
 }
 
 export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
@@ -32,7 +35,10 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
   let json = argv.includes('--json');
   let resolved: CommandSpec | undefined;
   try {
-    const parsed = parseArgv(argv, program.commands, program.groups);
+    const config = program.clientConfig ? new ClientConfig(ctx.env, ctx.cwd) : undefined;
+    // The Hub itself (`hub serve`) is configured by its operator, never by a client's settings; the Stop
+    // hooks take theirs from the command line install-stop registered.
+    const parsed = parseArgv(argv, program.commands, program.groups, config && ((spec, flag) => (spec.path[0] === 'hub' || spec.errorPolicy === 'hook' ? undefined : config.lookup(flag))));
     if (parsed.kind === 'version') {
       if (parsed.path.length === 0) {
         ctx.stdout.write(program.versionLine + '\n');

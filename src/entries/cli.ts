@@ -66,6 +66,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
   { path: ['hub'], summary: 'the reference Hub' },
+  { path: ['config'], summary: 'client configuration (environment and config files)' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
   { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
   { path: ['tree-ring', 'dox'], summary: 'summarize DOX-style AGENTS.md guidance into memory' },
@@ -756,6 +757,19 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('../commands/checkpoint.js'),
   },
   {
+    path: ['config', 'show'],
+    summary: 'print the client settings a Hub call would use here and where each comes from',
+    details:
+      'An option a command line leaves out is taken from the environment (AGENTSCM_ENDPOINT, AGENTSCM_REPOSITORY, ' +
+      'AGENTSCM_PROFILE, AGENTSCM_TOKEN_FILE, AGENTSCM_DATA_DIR, AGENTSCM_CA_FILE), else from .agentscm.json at the root of ' +
+      'the Git repository around the working directory (endpoint, repository, profile and ca_file only; no secret, no local ' +
+      'path), else from the user file ($AGENTSCM_CONFIG, else $XDG_CONFIG_HOME/agentscm/config.json, else ' +
+      '~/.config/agentscm/config.json). Both files are strict JSON {"version": 1, ...} with those snake_case keys. `hub serve` ' +
+      'and the Stop hooks never read them. A malformed file exits 3.',
+    options: [DATA_DIR, ENDPOINT, CA_FILE, REPOSITORY, PROFILE, TOKEN_FILE].map((o) => ({ ...o, required: false })),
+    load: () => import('../commands/config/show.js'),
+  },
+  {
     path: ['hub', 'serve'],
     summary: 'run the reference Hub over a data dir or a config file; prints the bound URL as the first stdout line',
     details:
@@ -892,6 +906,7 @@ export const AGENTSCM: Program = {
   commands: COMMANDS,
   groups: GROUPS,
   defaultErrorPolicy: 'agentscm',
+  clientConfig: true,
   subprograms: [{ group: 'tree-ring', name: 'tree-ring', versionLine: versionLine('tree-ring') }],
   redact: redactSecrets,
 };

@@ -22,6 +22,7 @@ const PROGRAM: Program = {
   commands: [COLLECT_SPEC],
   groups: [AGENT_TASK_GROUP],
   defaultErrorPolicy: 'agentscm',
+  clientConfig: true,
   redact: redactSecrets,
 };
 
