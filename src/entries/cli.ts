@@ -5,7 +5,9 @@
 
 import { runProgram, type Program } from '../cli/run.js';
 import type { CommandSpec, GroupSpec, OptionSpec } from '../cli/types.js';
-import { CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from '../cli/shared-options.js';
+import {
+  CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REMOTE_CALL, REMOTE_CHANGE_ARG, REPOSITORY, TASK_SELECT, TOKEN_FILE,
+} from '../cli/shared-options.js';
 import { processContext } from '../cli/process-context.js';
 import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './collect-spec.js';
 import { redactSecrets } from '../core/treering/sensitivity.js';
@@ -544,24 +546,24 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['agent-task', 'requirements'],
     summary: 'list the tasks of the Change\'s current subject with their states',
     details: CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: HUB_CALL,
+    args: [REMOTE_CHANGE_ARG],
+    options: REMOTE_CALL,
     load: () => import('../commands/agent-task/requirements.js'),
   },
   {
     path: ['agent-task', 'next'],
     summary: 'the next task to work on and the typed next step (the same as qualification\'s)',
     details: 'A superseded subject answers subject_current false, no task and next {"operation":"checkpoint"}. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: HUB_CALL,
+    args: [REMOTE_CHANGE_ARG],
+    options: REMOTE_CALL,
     load: () => import('../commands/agent-task/next.js'),
   },
   {
     path: ['agent-task', 'instructions'],
     summary: 'the instruction entrypoint of a task: every criterion inline, named references, permitted progression',
     details: 'When the Hub does not support the offered schema version, prints nothing on stdout (the schema_mismatch document is the JSON error detail) and exits 11. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: [...HUB_CALL, ...TASK_SELECT, { flag: 'schema-version', value: 'N', help: 'schema version to offer', defaultText: '1' }],
+    args: [REMOTE_CHANGE_ARG],
+    options: [...REMOTE_CALL, ...TASK_SELECT, { flag: 'schema-version', value: 'N', help: 'schema version to offer', defaultText: '1' }],
     load: () => import('../commands/agent-task/instructions.js'),
   },
   {
@@ -570,9 +572,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     details:
       'Outcomes are available (exit 0; without --json the content is printed as is), missing, denied, uncertain and limit ' +
       '(over 128 KiB, refused before reading); every outcome but available exits 13 with the outcome document. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
+    args: [REMOTE_CHANGE_ARG],
     options: [
-      ...HUB_CALL,
+      ...REMOTE_CALL,
       ...TASK_SELECT,
       { flag: 'name', value: 'NAME', help: 'the reference name', required: true },
       { flag: 'sha256', value: 'HEX', help: 'expected content digest', defaultText: 'the digest the task names' },
@@ -584,16 +586,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['agent-task', 'status'],
     summary: 'side-effect-free status of a task and its current (or named) attempt',
     details: CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: [...HUB_CALL, ...TASK_SELECT, { flag: 'attempt-id', value: 'ID', help: 'an exact attempt instead of the current one' }],
+    args: [REMOTE_CHANGE_ARG],
+    options: [...REMOTE_CALL, ...TASK_SELECT, { flag: 'attempt-id', value: 'ID', help: 'an exact attempt instead of the current one' }],
     load: () => import('../commands/agent-task/status.js'),
   },
   {
     path: ['agent-task', 'qualification'],
     summary: 'is the Change\'s current subject qualified? (read-only, advisory; landing rechecks)',
     details: 'Prints qualified, subject_current, receipt_digest, revision, per-task states, typed failures and next. Exits 0 when qualified, 8 when not. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: HUB_CALL,
+    args: [REMOTE_CHANGE_ARG],
+    options: REMOTE_CALL,
     load: () => import('../commands/agent-task/qualification.js'),
   },
   {
@@ -602,9 +604,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     details:
       'Refused (exit 7) while another attempt is live or unresolved, before dependencies succeeded, for controller-only and collector ' +
       'steps, and while an older subject of the same Change and step is unresolved (reconcile it first). ' + MUTATION_NOTE + CALL_EXIT,
-    args: [CHANGE_ARG],
+    args: [REMOTE_CHANGE_ARG],
     options: [
-      ...HUB_CALL,
+      ...REMOTE_CALL,
       ...TASK_SELECT,
       { flag: 'lease-ms', value: 'N', help: 'requested lease, 1000..3600000 ms; the Hub never issues more', required: true },
       { flag: 'executor-id', value: 'ID', help: 'bind the executor\'s current enrollment (for registered observations)' },
