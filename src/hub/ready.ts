@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
+import { checkStoredRequirement } from '../core/authority/plan.js';
 import { authorityPath } from '../core/authority/store.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { entryMismatch, type ProfileEntry } from './config.js';
@@ -68,7 +69,12 @@ function profileProblem(state: HubState, repository: string, profile: string, en
     }
     const p = state.authority.getProfile(repository, profile);
     if (!p) return 'profile_missing';
-    state.authority.loadRequirement(p.requirement_digest);
+    // Read again, not from the per-process cache: the stored bytes must still match their digest.
+    const row = state.authority.db.prepare('SELECT canonical, plan_digest FROM requirements WHERE requirement_digest = ?').get(p.requirement_digest) as
+      | { canonical: Buffer; plan_digest: string }
+      | undefined;
+    if (!row) return 'requirement_unreadable';
+    checkStoredRequirement(p.requirement_digest, row.canonical, row.plan_digest);
     return undefined;
   } catch {
     return 'requirement_unreadable';
