@@ -4,6 +4,7 @@
 // draining a load of mutations without losing an answered one.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
@@ -11,8 +12,8 @@ import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { checkpoint } from '../../src/core/native/checkpoint.js';
 import { exampleAuthority } from '../../scripts/example-authority.js';
-import { agentscm, json } from '../support/cli.js';
-import { EXAMPLE_REQUIREMENT, EXAMPLE_WORKSPACE, serveHub, startHub, tempDir, TLS_FIXTURES, TLS_SERVE_ARGS, type RunningHub } from '../support/hub.js';
+import { agentscm, AGENTSCM_BIN, json, REPO_ROOT } from '../support/cli.js';
+import { adminSetup, EXAMPLE_REQUIREMENT, EXAMPLE_WORKSPACE, serveHub, startHub, tempDir, TLS_FIXTURES, TLS_SERVE_ARGS, type RunningHub } from '../support/hub.js';
 import { claimBody, manyTasks, opPath, postOp } from '../support/hub-http.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -237,6 +238,10 @@ describe('typed calls from another machine', () => {
     assert.equal((json(q) as Doc).subject_current, true);
     const status = call('status', 'c1', '--step', 'notes');
     assert.equal(status.code, 0, status.stderr);
+    // The claim path derives the subject too: notes waits for check (refused, exit 7), not for a subject.
+    const claim = call('claim', 'c1', '--step', 'notes', '--lease-ms', '60000', '--request-id', 'r1');
+    assert.equal(claim.code, 7, claim.stderr);
+    assert.doesNotMatch(claim.stderr, /subject|data dir/i);
     const unknown = call('next', 'nope');
     assert.equal(unknown.code, 13, unknown.stderr);
     assert.match(unknown.stderr, /change_not_found|no such Change/);
@@ -288,5 +293,75 @@ describe('SIGTERM', () => {
     assert.deepEqual(lost, []);
     // Some requests came after the listener closed: those were never answered 200.
     assert.equal(answered.length + failed, count);
+  });
+});
+
+describe('the README walkthrough with client configuration', () => {
+  test('"Working on a Change" runs as written, with no repeated flag', async () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Working on a Change (agent)'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
+    for (const flag of ['--endpoint', '--repository', '--profile', '--token-file', '--data-dir']) assert.ok(!block.includes(flag), `the walkthrough repeats ${flag}`);
+    const s = adminSetup();
+    const home = path.join(s.root, 'home');
+    fs.mkdirSync(path.join(home, '.agentscm'), { recursive: true });
+    fs.copyFileSync(s.tokenFile, path.join(home, '.agentscm', 'token'));
+    fs.chmodSync(path.join(home, '.agentscm', 'token'), 0o600);
+    const bin = path.join(s.root, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'agentscm'), `#!/bin/sh\nexec "${process.execPath}" "${AGENTSCM_BIN}" "$@"\n`, { mode: 0o755 });
+    const hub = await startHub(s.dataDir);
+    hubs.push(hub);
+    const ws = path.join(s.root, 'walk-ws');
+    // Each agentscm line reports its exit status; comments are dropped so that the report is not one.
+    const script = block
+      .replaceAll('/tmp/ws', ws)
+      .replaceAll('http://127.0.0.1:8421', hub.url)
+      .split('\n')
+      .map((l) => (l.startsWith('agentscm ') ? `${l.replace(/\s+#.*$/, '')}; echo "exit=$? ${l.replace(/\s+#.*$/, '').replace(/"/g, '')}" >&2` : l))
+      .join('\n');
+    const env: NodeJS.ProcessEnv = { PATH: `${bin}:${process.env.PATH}`, HOME: home, D: s.dataDir };
+    const r = spawnSync('sh', ['-c', script], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    const exits = [...r.stderr.matchAll(/^exit=(\d+) (.*)$/gm)].map((m) => [m[2], Number(m[1])]);
+    assert.equal(exits.length, 7, r.stderr);
+    for (const [cmd, code] of exits) assert.equal(code, String(cmd).includes('qualification') ? 8 : 0, `${cmd}: ${r.stderr}`);
+    assert.match(r.stdout, /^endpoint: http:\/\/127\.0\.0\.1:\d+ \(file .*config\.json\)$/m);
+    assert.match(r.stdout, /^data_dir: .* \(env AGENTSCM_DATA_DIR\)$/m);
+    assert.match(r.stdout, /"subject_current":true/);
+    assert.match(r.stdout, /"qualified":false/);
+  });
+
+  test('flags over environment over the repository file over the user file; the repository file holds no secret', () => {
+    const root = tempDir('client-config');
+    const repo = path.join(root, 'repo');
+    fs.mkdirSync(path.join(repo, '.git'), { recursive: true });
+    fs.mkdirSync(path.join(repo, 'sub'));
+    const user = path.join(root, 'user.json');
+    fs.writeFileSync(user, JSON.stringify({ version: 1, endpoint: 'http://user:1', repository: 'u/u', profile: 'pu', token_file: '/t/u', data_dir: '/d/u' }));
+    fs.writeFileSync(path.join(repo, '.agentscm.json'), JSON.stringify({ version: 1, endpoint: 'http://repo:1', repository: 'r/r' }), { mode: 0o644 });
+    const show = (env: NodeJS.ProcessEnv, ...args: string[]) => agentscm(['config', 'show', ...args, '--json'], { cwd: path.join(repo, 'sub'), env: { PATH: process.env.PATH, AGENTSCM_CONFIG: user, ...env } });
+    const got = json(show({ AGENTSCM_ENDPOINT: 'http://env:1' }, '--endpoint', 'http://flag:1', '--profile', 'pf')) as Doc;
+    assert.deepEqual(got.settings, {
+      endpoint: { value: 'http://flag:1', source: 'flag' },
+      repository: { value: 'r/r', source: `file ${fs.realpathSync(repo)}/.agentscm.json` },
+      profile: { value: 'pf', source: 'flag' },
+      token_file: { value: '/t/u', source: `file ${user}` },
+      data_dir: { value: '/d/u', source: `file ${user}` },
+      ca_file: { value: null, source: null },
+    });
+    assert.equal((json(show({ AGENTSCM_ENDPOINT: 'http://env:1' })) as Doc).settings.endpoint.source, 'env AGENTSCM_ENDPOINT');
+    fs.writeFileSync(path.join(repo, '.agentscm.json'), JSON.stringify({ version: 1, token_file: '/t/r' }));
+    const secret = show({});
+    assert.equal(secret.code, 3);
+    assert.match(secret.stderr, /token_file belongs in the user config file or AGENTSCM_TOKEN_FILE/);
+    fs.writeFileSync(path.join(repo, '.agentscm.json'), JSON.stringify({ version: 1, endpoint: 'http://repo:1', extra: 1 }));
+    assert.match(show({}).stderr, /unknown field "extra"/);
+    fs.writeFileSync(path.join(repo, '.agentscm.json'), JSON.stringify({ version: 1, endpoint: 'http://repo:1' }));
+    fs.chmodSync(path.join(repo, '.agentscm.json'), 0o666);
+    assert.match(show({}).stderr, /writable by group or others/);
+    // The Hub never takes a client's settings.
+    const serve = agentscm(['hub', 'serve', '--listen', '127.0.0.1:0'], { env: { PATH: process.env.PATH, AGENTSCM_DATA_DIR: '/nonexistent', AGENTSCM_CONFIG: user } });
+    assert.equal(serve.code, 2);
+    assert.match(serve.stderr, /exactly one of --data-dir DIR and --config FILE/);
   });
 });

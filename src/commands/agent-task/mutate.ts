@@ -147,12 +147,15 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         return { data: answer };
       }
       case 'recovery': {
-        let subject: JsonValue = null;
-        if (inv.args.length > 0) subject = subjectToJson(localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile')).subject);
+        // A Change names the subject of a task the Hub has not retained: read locally, else derived by the Hub.
+        let subject: Record<string, JsonValue> = { subject: null };
+        if (inv.args.length > 0) {
+          subject = hasDataDir(inv) ? { subject: subjectToJson(localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile')).subject) } : { change_id: idArg(inv, 0, 'CHANGE') };
+        }
         const taskId = idOpt(inv, 'task-id');
         const env = await session.call('recovery', {
           operation: 'recovery',
-          subject,
+          ...subject,
           task_id: taskId,
           attempt_id: optId(inv, 'attempt-id') ?? null,
           request_id: optId(inv, 'request-id') ?? null,
