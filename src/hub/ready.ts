@@ -7,11 +7,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { checkStoredRequirement } from '../core/authority/plan.js';
-import { authorityPath } from '../core/authority/store.js';
+import { authorityPath, type Authority } from '../core/authority/store.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { entryMismatch, type ProfileEntry } from './config.js';
 import { JOURNAL_SCHEMA_VERSION, journalPath } from './journal.js';
-import type { HubState } from './server.js';
+
+/** What readiness looks at of one data dir's state (server.ts ReadyState). */
+export interface ReadyState {
+  readonly dataDir: string;
+  readonly authority: Authority;
+  isOpenedAuthority(st: { dev: number; ino: number }): boolean;
+}
 
 export interface ReadyReason {
   readonly code: string;
@@ -20,7 +26,7 @@ export interface ReadyReason {
   readonly profile?: string;
 }
 
-function authorityProblem(state: HubState): string | undefined {
+function authorityProblem(state: ReadyState): string | undefined {
   const st = lstatOrUndefined(authorityPath(state.dataDir));
   if (!st || !state.isOpenedAuthority(st)) return 'authority_unavailable';
   try {
@@ -61,7 +67,7 @@ function journalProblem(dataDir: string): string | undefined {
   }
 }
 
-function profileProblem(state: HubState, repository: string, profile: string, entry: ProfileEntry | undefined, index: number): string | undefined {
+function profileProblem(state: ReadyState, repository: string, profile: string, entry: ProfileEntry | undefined, index: number): string | undefined {
   try {
     if (entry) {
       const m = entryMismatch(entry, index, state.authority);
@@ -82,7 +88,7 @@ function profileProblem(state: HubState, repository: string, profile: string, en
 }
 
 /** Every reason this Hub is not ready; empty when it is. */
-export function readiness(states: readonly HubState[], entries: readonly ProfileEntry[] | undefined, draining: boolean): ReadyReason[] {
+export function readiness(states: readonly ReadyState[], entries: readonly ProfileEntry[] | undefined, draining: boolean): ReadyReason[] {
   const out: ReadyReason[] = [];
   if (draining) out.push({ code: 'draining' });
   for (const state of states) {
