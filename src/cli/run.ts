@@ -37,8 +37,11 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
   try {
     const config = program.clientConfig ? new ClientConfig(ctx.env, ctx.cwd) : undefined;
     // The Hub itself (`hub serve`) is configured by its operator, never by a client's settings; the Stop
-    // hooks take theirs from the command line install-stop registered.
-    const parsed = parseArgv(argv, program.commands, program.groups, config && ((spec, flag) => (spec.path[0] === 'hub' || spec.errorPolicy === 'hook' ? undefined : config.lookup(flag))));
+    // hooks take theirs from the command line install-stop registered; administration takes only the
+    // data dir (`authority token issue --repository` limits a token, it must never come from a default).
+    const fill = (spec: CommandSpec, flag: string) =>
+      spec.path[0] === 'hub' || spec.errorPolicy === 'hook' || (spec.path[0] === 'authority' && flag !== 'data-dir') ? undefined : config!.lookup(flag);
+    const parsed = parseArgv(argv, program.commands, program.groups, config && fill);
     if (parsed.kind === 'version') {
       if (parsed.path.length === 0) {
         ctx.stdout.write(program.versionLine + '\n');

@@ -767,7 +767,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'the Git repository around the working directory (endpoint, repository, profile and ca_file only; no secret, no local ' +
       'path), else from the user file ($AGENTSCM_CONFIG, else $XDG_CONFIG_HOME/agentscm/config.json, else ' +
       '~/.config/agentscm/config.json). Both files are strict JSON {"version": 1, ...} with those snake_case keys. `hub serve` ' +
-      'and the Stop hooks never read them. A malformed file exits 3.',
+      'and the Stop hooks never read them, and the authority commands take only the data dir from them. A malformed file exits 3.',
     options: [DATA_DIR, ENDPOINT, CA_FILE, REPOSITORY, PROFILE, TOKEN_FILE].map((o) => ({ ...o, required: false })),
     load: () => import('../commands/config/show.js'),
   },
