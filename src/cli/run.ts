@@ -5,7 +5,6 @@ import { outputJson } from '../core/canonical/json.js';
 import { toAgentscmError, EXIT_CODES, usageError, type AgentscmError } from '../core/errors.js';
 import { renderHelp, type ExitStatusRows } from './help.js';
 import { parseArgv } from './argv.js';
-import { ClientConfig } from './client-config.js';
 import type { CommandContext, CommandResult, CommandSpec, ErrorPolicy, GroupSpec } from './types.js';
 
 export interface Program {
@@ -26,8 +25,11 @@ export interface Program {
   readonly subprograms?: readonly { readonly group: string; readonly name: 'tree-ring'; readonly versionLine: string }[];
   /** Rewrites an error message before it is printed (the CLIs redact secret-shaped input they quote). */
   readonly redact?: (message: string) => string;
-  /** Fills the Hub-call options a command line leaves out from the client configuration (client-config.ts). */
-  readonly clientConfig?: boolean;
+  /**
+   * Fills the Hub-call options a command line leaves out from the client configuration
+   * (client-config.ts); given by the programs that read it, so that the Stop hook bundle carries none of it.
+   */
+  readonly clientConfig?: (env: NodeJS.ProcessEnv, cwd: string) => { lookup(flag: string): { value: string; source: string } | undefined };
 }
 
 export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
@@ -35,7 +37,7 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
   let json = argv.includes('--json');
   let resolved: CommandSpec | undefined;
   try {
-    const config = program.clientConfig ? new ClientConfig(ctx.env, ctx.cwd) : undefined;
+    const config = program.clientConfig?.(ctx.env, ctx.cwd);
     // The Hub itself (`hub serve`) is configured by its operator, never by a client's settings; the Stop
     // hooks take theirs from the command line install-stop registered; administration takes only the
     // data dir (`authority token issue --repository` limits a token, it must never come from a default).

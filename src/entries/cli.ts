@@ -4,6 +4,7 @@
 // the man pages are generated from this table (src/cli/help.ts, scripts/gen-man.ts).
 
 import { runProgram, type Program } from '../cli/run.js';
+import { ClientConfig } from '../cli/client-config.js';
 import type { CommandSpec, GroupSpec, OptionSpec } from '../cli/types.js';
 import {
   CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, KEY_DIR, PROFILE, REMOTE_CALL, REMOTE_CHANGE_ARG, REPOSITORY, TASK_SELECT, TOKEN_FILE,
@@ -908,7 +909,7 @@ export const AGENTSCM: Program = {
   commands: COMMANDS,
   groups: GROUPS,
   defaultErrorPolicy: 'agentscm',
-  clientConfig: true,
+  clientConfig: (env, cwd) => new ClientConfig(env, cwd),
   subprograms: [{ group: 'tree-ring', name: 'tree-ring', versionLine: versionLine('tree-ring') }],
   redact: redactSecrets,
 };

@@ -7,6 +7,7 @@
 //   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks
 //        body {"operation": ..., ...}; bearer workspace token; answers per docs/HUB.md
 
+import * as fs from 'node:fs';
 import { Authority, authorityPath } from '../core/authority/store.js';
 import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { formatIssues } from '../core/contract/common.js';
@@ -148,7 +149,9 @@ export class HubSet {
     const states: HubState[] = [];
     try {
       config.agent_task_profiles.forEach((e, i) => {
-        let st = states.find((s) => s.dataDir === e.data_dir);
+        // Two spellings of one directory (a symlink) are one data dir: one state, one group commit.
+        const real = realOrSelf(e.data_dir);
+        let st = states.find((s) => realOrSelf(s.dataDir) === real);
         if (!st) {
           try {
             st = new HubState(e.data_dir, log);
@@ -158,6 +161,7 @@ export class HubSet {
           }
           states.push(st);
         }
+        if (st.dataDir !== e.data_dir) throw new AgentscmError('BAD_INPUT', 'BAD_HUB_CONFIG', `hub config: agent_task_profiles[${i}] (${e.repository_id} ${e.profile_id}): data_dir ${e.data_dir} is ${st.dataDir} under another name`);
         const m = entryMismatch(e, i, st.authority);
         if (m) throw new AgentscmError('BAD_INPUT', 'HUB_CONFIG_MISMATCH', `hub config: ${m.message}`);
       });
@@ -175,6 +179,14 @@ export class HubSet {
 
   close(): void {
     for (const s of this.states) s.close();
+  }
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
   }
 }
 
