@@ -12,6 +12,7 @@ import { subjectToJson } from '../src/core/authority/plan.js';
 import { checkpoint } from '../src/core/native/checkpoint.js';
 import type { BenchResult } from './stats.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
+import { forwardDiagnostics } from './hub-log.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -79,7 +80,8 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   const subject = subjectToJson(cp.subject);
   const task = cp.tasks[0]!;
 
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwardDiagnostics(child);
   const url = new URL(await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!))));
   const pathname = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
   const bodies = {

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, type BenchResult } from './stats.js';
 import { exampleCheckpointedWorkspace } from '../scripts/example-authority.js';
+import { forwardDiagnostics } from './hub-log.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TARGET = 2.0;
@@ -29,7 +30,8 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-bench-stop-'));
   const { dataDir, tokenFile, ws } = exampleCheckpointedWorkspace(root, { owner: 'alice', agent: 'bench' });
 
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwardDiagnostics(child);
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
   // What install-stop registers: the one-file bundle when it was built, else the launcher.
   const bundle = path.join(ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');

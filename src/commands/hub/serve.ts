@@ -40,9 +40,20 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   if ((dataDir === undefined) === (configFile === undefined)) throw usageError('give exactly one of --data-dir DIR and --config FILE');
   const source = configFile !== undefined ? { config: readHubConfig(configFile) } : { dataDir: dataDir! };
   const line = (l: string) => ctx.stderr.write(l + '\n');
+  // Access-log lines are gathered and written once per turn of the event loop: one write for a burst.
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const out = pending.join('\n') + '\n';
+    pending = [];
+    ctx.stderr.write(out);
+  };
+  const access = (l: string) => {
+    if (pending.push(l) === 1) setImmediate(flush);
+  };
   let hub: Awaited<ReturnType<typeof startHub>>;
   try {
-    hub = await startHub({ ...source, host, port, ...(identity ? { tls: identity } : {}), log: line, accessLog: line });
+    hub = await startHub({ ...source, host, port, ...(identity ? { tls: identity } : {}), log: line, accessLog: access });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
@@ -56,7 +67,10 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     const stop = () => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      void hub.close().then(resolve);
+      void hub.close().then(() => {
+        flush();
+        resolve();
+      });
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
