@@ -402,19 +402,12 @@ export function hubRequestListener(state: HubState | HubSet, log: (line: string)
 export function withAccessLog(inner: RequestListener, write: (line: string) => void): RequestListener {
   return (req, res) => {
     const t0 = performance.now();
-    const at = new Date().toISOString();
-    let bytes = 0;
-    const w = res.write.bind(res) as (...a: unknown[]) => boolean;
-    const end = res.end.bind(res) as (...a: unknown[]) => typeof res;
-    const count = (c: unknown) => {
-      if (typeof c === 'string') bytes += Buffer.byteLength(c);
-      else if (c instanceof Uint8Array) bytes += c.byteLength;
-    };
-    res.write = ((...a: unknown[]) => (count(a[0]), w(...a))) as typeof res.write;
-    res.end = ((...a: unknown[]) => (typeof a[0] !== 'function' && count(a[0]), end(...a))) as typeof res.end;
     res.once('close', () => {
+      // Every answer carries Content-Length (http.ts), so its header is the size of the body sent.
+      const bytes = res.headersSent ? Number(res.getHeader('content-length') ?? 0) : 0;
+      const ms = Math.round((performance.now() - t0) * 10) / 10;
       const pathOnly = (req.url ?? '').split('?')[0]!.slice(0, 1024);
-      write(JSON.stringify({ at, method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms: Math.round((performance.now() - t0) * 10) / 10, bytes, finished: res.writableFinished }));
+      write(JSON.stringify({ at: new Date(Date.now() - ms).toISOString(), method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms, bytes, finished: res.writableFinished }));
     });
     inner(req, res);
   };
