@@ -347,11 +347,11 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
       } catch (e) {
         throw invalidRequest(e instanceof AgentscmError ? e.message : 'request body is not valid JSON');
       }
-      // {"change_id": ID} in place of a subject: the Hub derives the Change's current subject itself.
-      doc = withCurrentSubject(state.authority, repository, profile, doc);
       if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && typeof doc.operation === 'string' && !operations.includes(doc.operation)) {
         throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');
       }
+      // {"change_id": ID} in place of a subject: the Hub derives the Change's current subject itself.
+      doc = withCurrentSubject(state.authority, repository, profile, doc);
       const scope: Scope = { repository, profile, actor };
       const ctx = state.mutationContext(operations);
       const op = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc.operation : undefined;

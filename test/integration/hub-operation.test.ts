@@ -127,6 +127,17 @@ describe('one Hub for three profiles in two data dirs (hub serve --config)', () 
     assert.equal(unlisted.status, 404);
     assert.equal(unlisted.body.error.code, 'profile_not_found');
     assert.equal((await postOp(agent, hub.url, opPath('acme/third', 'unlisted'), 'agentscm_wt_nope', cap)).status, 401);
+    // The Change form: instead of a subject, never beside one, and only where a subject goes.
+    const path3 = opPath('acme/third', 'p3');
+    const next = await postOp(agent, hub.url, path3, secretB, { operation: 'next', change_id: 'c1' });
+    assert.equal(next.status, 200);
+    assert.equal(next.body.task.step_id, 'check');
+    assert.equal((await postOp(agent, hub.url, path3, secretB, { operation: 'next', change_id: 'c2' })).body.error.code, 'change_not_found');
+    const both = await postOp(agent, hub.url, path3, secretB, { operation: 'next', change_id: 'c1', subject: null });
+    assert.equal(both.status, 400);
+    assert.equal(both.body.error.code, 'invalid_request');
+    const elsewhere = await postOp(agent, hub.url, path3, secretB, { operation: 'capabilities', change_id: 'c1' });
+    assert.equal(elsewhere.status, 400);
     agent.destroy();
   });
 
