@@ -15,6 +15,7 @@ import type { BenchResult } from './stats.js';
 import type { JsonValue } from '../src/core/canonical/json.js';
 import { claimBody, manyTasks, mutationBody, opPath, resultBody } from '../test/support/hub-http.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
+import { forwardDiagnostics } from './hub-log.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -128,7 +129,8 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
 
   // HUB_NODE_ARGS (e.g. --cpu-prof) profiles the Hub process.
   const nodeArgs = process.env.HUB_NODE_ARGS ? process.env.HUB_NODE_ARGS.split(' ') : [];
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwardDiagnostics(child);
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
   const p = opPath('acme/demo', 'default');
   const conns = await Promise.all(Array.from({ length: CLIENTS }, () => Connection.open(url, p, token)));

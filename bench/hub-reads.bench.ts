@@ -21,6 +21,7 @@ import type { BenchResult } from './stats.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
 import { retainAll, transferRig } from '../test/support/transfers.js';
 import { startHub } from '../test/support/hub.js';
+import { forwardDiagnostics } from './hub-log.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -128,7 +129,8 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   const subject = subjectToJson(cp.subject);
   const task = cp.tasks[0]!;
 
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwardDiagnostics(child);
   const url = new URL(await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!))));
   const pathname = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
   const bodies = {

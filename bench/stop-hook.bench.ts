@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, type BenchResult } from './stats.js';
 import { exampleCheckpointedWorkspace } from '../scripts/example-authority.js';
+import { forwardDiagnostics } from './hub-log.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TARGET = 2.0;
@@ -35,7 +36,8 @@ export async function run(options: { runs?: number; warmup?: number } = {}): Pro
   const key = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'agent-task', 'key', 'generate', '--key-dir', keyDir, '--json'], { encoding: 'utf8' });
   if (key.status !== 0) throw new Error(`key generate failed: ${key.stderr}`);
   const hubKey = String((JSON.parse(key.stdout) as { public_key: string }).public_key);
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--receipt-key-dir', keyDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--receipt-key-dir', keyDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwardDiagnostics(child);
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
   // What install-stop registers: the one-file bundle when it was built, else the launcher.
   const bundle = path.join(ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');

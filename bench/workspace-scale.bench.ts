@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { median, type BenchResult } from './stats.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
 import { RACY_MARGIN_MS } from '../src/core/native/snapshot.js';
+import { forwardDiagnostics } from './hub-log.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TARGET = 1.0;
@@ -116,7 +117,8 @@ export async function run(): Promise<BenchResult> {
   }
 
   // The Stop hook against the last data dir, with one file touched since its checkpoint.
-  const hub = spawn(process.execPath, [cli, 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const hub = spawn(process.execPath, [cli, 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwardDiagnostics(hub);
   const hooks: number[] = [];
   const bases: number[] = [];
   try {

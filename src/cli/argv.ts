@@ -128,12 +128,20 @@ function addVerbOptions(cmd: Command, spec: CommandSpec, path: readonly string[]
   for (const a of spec.args ?? []) cmd.argument(a.required ? `<${a.name}>` : `[${a.name}${a.variadic ? '...' : ''}]`, a.help);
 }
 
+/** The configured value of an option the command line did not give (src/cli/client-config.ts). */
+export type OptionDefaults = (spec: CommandSpec, flag: string) => { value: string; source: string } | undefined;
+
 /** The verb's invocation from what commander parsed into its node. */
-function invocation(cmd: Command, spec: CommandSpec, state: ParseState): Invocation {
+function invocation(cmd: Command, spec: CommandSpec, state: ParseState, defaults?: OptionDefaults): Invocation {
   const opts: Record<string, OptionValue> = {};
+  const configured: Record<string, string> = {};
   for (const o of spec.options ?? []) {
     const value = cmd.getOptionValue(tableOption(`--${o.flag}`).attributeName()) as OptionValue | undefined;
     if (value !== undefined) opts[o.flag] = value;
+    else if (defaults && o.value !== undefined && !o.repeatable) {
+      const d = defaults(spec, o.flag);
+      if (d) [opts[o.flag], configured[o.flag]] = [d.value, d.source];
+    }
   }
   // Checked here, after commander's checks of unknown options and arguments, rather than by commander
   // before them: a mistyped option is then named as such (with its "did you mean"), not reported as the
@@ -141,10 +149,10 @@ function invocation(cmd: Command, spec: CommandSpec, state: ParseState): Invocat
   for (const o of spec.options ?? []) {
     if (o.required && opts[o.flag] === undefined) throw usageError(`missing required option --${o.flag}${o.value ? ` ${o.value}` : ''}`);
   }
-  return { args: [...cmd.args], opts, json: state.json };
+  return { args: [...cmd.args], opts, json: state.json, ...(Object.keys(configured).length > 0 ? { configured } : {}) };
 }
 
-export function parseArgv(argv: readonly string[], commands: readonly CommandSpec[], groups: readonly GroupSpec[]): Parsed {
+export function parseArgv(argv: readonly string[], commands: readonly CommandSpec[], groups: readonly GroupSpec[], defaults?: OptionDefaults): Parsed {
   const state: ParseState = { json: false, help: false, leading: new Map() };
   const groupFlags = new Map<string, OptionSpec | undefined>([
     ['json', undefined],
@@ -202,7 +210,7 @@ export function parseArgv(argv: readonly string[], commands: readonly CommandSpe
     });
     addVerbOptions(cmd, spec, spec.path);
     cmd.action(() => {
-      state.result = { kind: 'command', spec, inv: invocation(cmd, spec, state) };
+      state.result = { kind: 'command', spec, inv: invocation(cmd, spec, state, defaults) };
     });
   };
 

@@ -25,6 +25,11 @@ export interface Program {
   readonly subprograms?: readonly { readonly group: string; readonly name: 'tree-ring'; readonly versionLine: string }[];
   /** Rewrites an error message before it is printed (the CLIs redact secret-shaped input they quote). */
   readonly redact?: (message: string) => string;
+  /**
+   * Fills the Hub-call options a command line leaves out from the client configuration
+   * (client-config.ts); given by the programs that read it, so that the Stop hook bundle carries none of it.
+   */
+  readonly clientConfig?: (env: NodeJS.ProcessEnv, cwd: string) => { lookup(flag: string): { value: string; source: string } | undefined };
 }
 
 export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
@@ -32,7 +37,13 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
   let json = argv.includes('--json');
   let resolved: CommandSpec | undefined;
   try {
-    const parsed = parseArgv(argv, program.commands, program.groups);
+    const config = program.clientConfig?.(ctx.env, ctx.cwd);
+    // The Hub itself (`hub serve`) is configured by its operator, never by a client's settings; the Stop
+    // hooks take theirs from the command line install-stop registered; administration takes only the
+    // data dir (`authority token issue --repository` limits a token, it must never come from a default).
+    const fill = (spec: CommandSpec, flag: string) =>
+      spec.path[0] === 'hub' || spec.errorPolicy === 'hook' || (spec.path[0] === 'authority' && flag !== 'data-dir') ? undefined : config!.lookup(flag);
+    const parsed = parseArgv(argv, program.commands, program.groups, config && fill);
     if (parsed.kind === 'version') {
       if (parsed.path.length === 0) {
         ctx.stdout.write(program.versionLine + '\n');

@@ -22,6 +22,12 @@ export const CA_FILE: OptionSpec = {
 };
 export const TOKEN_FILE: OptionSpec = { flag: 'token-file', value: 'ABS_PATH', help: 'absolute path of an owner-private (0600) workspace token file', required: true };
 export const HUB_CALL: readonly OptionSpec[] = [DATA_DIR, ENDPOINT, CA_FILE, REPOSITORY, PROFILE, TOKEN_FILE];
+/** A call that works from another machine: without --data-dir the Hub derives the Change's current subject. */
+export const REMOTE_CALL: readonly OptionSpec[] = [
+  { ...DATA_DIR, required: false, help: 'the native data dir to read the Change\'s current subject from and check the answer against', defaultText: 'none: the Hub derives the subject from the Change id' },
+  ...HUB_CALL.slice(1),
+];
+export const REMOTE_CHANGE_ARG = { name: 'CHANGE', help: 'the Change id; its current subject is read from --data-dir, else derived by the Hub', required: true };
 export const CHANGE_ARG = { name: 'CHANGE', help: 'the Change id; its current subject is read from the local authority', required: true };
 export const TASK_SELECT: readonly OptionSpec[] = [
   { flag: 'task-id', value: 'ID', help: 'the task (from next or requirements)' },

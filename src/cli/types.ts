@@ -59,6 +59,8 @@ export interface Invocation {
   /** Options by flag name; absent when not given. */
   readonly opts: Readonly<Record<string, OptionValue | undefined>>;
   readonly json: boolean;
+  /** Options taken from the client configuration, by flag: where each value came from. */
+  readonly configured?: Readonly<Record<string, string>>;
 }
 
 export interface Output {

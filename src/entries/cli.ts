@@ -4,8 +4,11 @@
 // the man pages are generated from this table (src/cli/help.ts, scripts/gen-man.ts).
 
 import { runProgram, type Program } from '../cli/run.js';
+import { ClientConfig } from '../cli/client-config.js';
 import type { CommandSpec, GroupSpec, OptionSpec } from '../cli/types.js';
-import { CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, HUB_KEY, KEY_DIR, PROFILE, REPOSITORY, TASK_SELECT, TOKEN_FILE } from '../cli/shared-options.js';
+import {
+  CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, HUB_KEY, KEY_DIR, PROFILE, REMOTE_CALL, REMOTE_CHANGE_ARG, REPOSITORY, TASK_SELECT, TOKEN_FILE,
+} from '../cli/shared-options.js';
 import { processContext } from '../cli/process-context.js';
 import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './collect-spec.js';
 import { redactSecrets } from '../core/treering/sensitivity.js';
@@ -71,6 +74,7 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['hub'], summary: 'the reference Hub' },
   { path: ['receipt'], summary: 'signed receipt bundles: export from the Hub, verify offline' },
   { path: ['snapshot'], summary: 'immutable snapshots of the data dir' },
+  { path: ['config'], summary: 'client configuration (environment and config files)' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
   { path: ['tree-ring', 'integrations'], summary: 'harness activation: status, activate, preflight, lifecycle hooks, receipts' },
   { path: ['tree-ring', 'dox'], summary: 'summarize DOX-style AGENTS.md guidance into memory' },
@@ -549,24 +553,24 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['agent-task', 'requirements'],
     summary: 'list the tasks of the Change\'s current subject with their states',
     details: CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: HUB_CALL,
+    args: [REMOTE_CHANGE_ARG],
+    options: REMOTE_CALL,
     load: () => import('../commands/agent-task/requirements.js'),
   },
   {
     path: ['agent-task', 'next'],
     summary: 'the next task to work on and the typed next step (the same as qualification\'s)',
     details: 'A superseded subject answers subject_current false, no task and next {"operation":"checkpoint"}. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: HUB_CALL,
+    args: [REMOTE_CHANGE_ARG],
+    options: REMOTE_CALL,
     load: () => import('../commands/agent-task/next.js'),
   },
   {
     path: ['agent-task', 'instructions'],
     summary: 'the instruction entrypoint of a task: every criterion inline, named references, permitted progression',
     details: 'When the Hub does not support the offered schema version, prints nothing on stdout (the schema_mismatch document is the JSON error detail) and exits 11. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: [...HUB_CALL, ...TASK_SELECT, { flag: 'schema-version', value: 'N', help: 'schema version to offer', defaultText: '1' }],
+    args: [REMOTE_CHANGE_ARG],
+    options: [...REMOTE_CALL, ...TASK_SELECT, { flag: 'schema-version', value: 'N', help: 'schema version to offer', defaultText: '1' }],
     load: () => import('../commands/agent-task/instructions.js'),
   },
   {
@@ -575,9 +579,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     details:
       'Outcomes are available (exit 0; without --json the content is printed as is), missing, denied, uncertain and limit ' +
       '(over 128 KiB, refused before reading); every outcome but available exits 13 with the outcome document. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
+    args: [REMOTE_CHANGE_ARG],
     options: [
-      ...HUB_CALL,
+      ...REMOTE_CALL,
       ...TASK_SELECT,
       { flag: 'name', value: 'NAME', help: 'the reference name', required: true },
       { flag: 'sha256', value: 'HEX', help: 'expected content digest', defaultText: 'the digest the task names' },
@@ -589,16 +593,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['agent-task', 'status'],
     summary: 'side-effect-free status of a task and its current (or named) attempt',
     details: CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: [...HUB_CALL, ...TASK_SELECT, { flag: 'attempt-id', value: 'ID', help: 'an exact attempt instead of the current one' }],
+    args: [REMOTE_CHANGE_ARG],
+    options: [...REMOTE_CALL, ...TASK_SELECT, { flag: 'attempt-id', value: 'ID', help: 'an exact attempt instead of the current one' }],
     load: () => import('../commands/agent-task/status.js'),
   },
   {
     path: ['agent-task', 'qualification'],
     summary: 'is the Change\'s current subject qualified? (read-only, advisory; landing rechecks)',
     details: 'Prints qualified, subject_current, receipt_digest, revision, per-task states, typed failures and next. Exits 0 when qualified, 8 when not. ' + CALL_EXIT,
-    args: [CHANGE_ARG],
-    options: HUB_CALL,
+    args: [REMOTE_CHANGE_ARG],
+    options: REMOTE_CALL,
     load: () => import('../commands/agent-task/qualification.js'),
   },
   {
@@ -607,9 +611,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     details:
       'Refused (exit 7) while another attempt is live or unresolved, before dependencies succeeded, for controller-only and collector ' +
       'steps, and while an older subject of the same Change and step is unresolved (reconcile it first). ' + MUTATION_NOTE + CALL_EXIT,
-    args: [CHANGE_ARG],
+    args: [REMOTE_CHANGE_ARG],
     options: [
-      ...HUB_CALL,
+      ...REMOTE_CALL,
       ...TASK_SELECT,
       { flag: 'lease-ms', value: 'N', help: 'requested lease, 1000..3600000 ms; the Hub never issues more', required: true },
       { flag: 'executor-id', value: 'ID', help: 'bind the executor\'s current enrollment (for registered observations)' },
@@ -801,18 +805,37 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('../commands/snapshot-export.js'),
   },
   {
-    path: ['hub', 'serve'],
-    summary: 'run the reference Hub over the data dir; prints the bound URL as the first stdout line',
+    path: ['config', 'show'],
+    summary: 'print the client settings a Hub call would use here and where each comes from',
     details:
-      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks and GET /v1/hub/health ' +
-      '(docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and --tls-key are given (both or neither; an unreadable ' +
-      'or mismatched pair exits 3). Clients then use an https:// endpoint, with --ca-file when the certificate is not from a ' +
-      'CA the system trusts. With --forge, publishes a commit status (context agentscm/<profile>) for the git commit of each ' +
-      'followed Change\'s current subject whose snapshot equals that commit\'s tree: pending, success (with the receipt ' +
-      'digest) or failure, through a durable outbox in the journal (docs/HUB.md "Forge commit statuses"). Stops on SIGTERM or SIGINT.',
+      'An option a command line leaves out is taken from the environment (AGENTSCM_ENDPOINT, AGENTSCM_REPOSITORY, ' +
+      'AGENTSCM_PROFILE, AGENTSCM_TOKEN_FILE, AGENTSCM_DATA_DIR, AGENTSCM_CA_FILE), else from .agentscm.json at the root of ' +
+      'the Git repository around the working directory (endpoint, repository, profile and ca_file only; no secret, no local ' +
+      'path), else from the user file ($AGENTSCM_CONFIG, else $XDG_CONFIG_HOME/agentscm/config.json, else ' +
+      '~/.config/agentscm/config.json). Both files are strict JSON {"version": 1, ...} with those snake_case keys. `hub serve` ' +
+      'and the Stop hooks never read them, and the authority commands take only the data dir from them. A malformed file exits 3.',
+    options: [DATA_DIR, ENDPOINT, CA_FILE, REPOSITORY, PROFILE, TOKEN_FILE].map((o) => ({ ...o, required: false })),
+    load: () => import('../commands/config/show.js'),
+  },
+  {
+    path: ['hub', 'serve'],
+    summary: 'run the reference Hub over a data dir or a config file; prints the bound URL as the first stdout line',
+    details:
+      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks, GET /v1/hub/health (a storage ' +
+      'ping) and GET /v1/hub/ready (503 with typed reasons) (docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and ' +
+      '--tls-key are given (both or neither; an unreadable or mismatched pair exits 3). Clients then use an https:// endpoint, ' +
+      'with --ca-file when the certificate is not from a CA the system trusts. --data-dir serves every profile of one data ' +
+      'dir; --config FILE (strict JSON {"version": 1, "agent_task_profiles": [...]}, docs/DEPLOYING.md) serves exactly its ' +
+      'entries from any number of data dirs, and an unknown field or a pin that differs from the installed profile exits 3 ' +
+      'naming the entry. Writes one JSON access-log line per request on stderr (no token, no body). On SIGTERM or SIGINT it ' +
+      'stops accepting, answers the requests it has (mutations once committed), then exits 0. With --forge, publishes a ' +
+      'commit status (context agentscm/<profile>) for the git commit of each followed Change\'s current subject whose ' +
+      'snapshot equals that commit\'s tree: pending, success (with the receipt digest) or failure, through a durable ' +
+      'outbox in the journal (docs/HUB.md "Forge commit statuses").',
     json: false,
     options: [
-      DATA_DIR,
+      { ...DATA_DIR, required: false, help: 'serve every profile of this data dir (or give --config)' },
+      { flag: 'config', value: 'FILE', help: 'the operator configuration: the profiles to serve and their data dirs' },
       { flag: 'listen', value: 'HOST:PORT', help: 'address to bind (port 0 picks a free one)', defaultText: '127.0.0.1:8421' },
       { flag: 'tls-cert', value: 'FILE', help: 'PEM certificate chain to serve https with (with --tls-key)', defaultText: 'plain http' },
       { flag: 'tls-key', value: 'FILE', help: 'PEM private key of --tls-cert' },
@@ -985,6 +1008,7 @@ export const AGENTSCM: Program = {
   commands: COMMANDS,
   groups: GROUPS,
   defaultErrorPolicy: 'agentscm',
+  clientConfig: (env, cwd) => new ClientConfig(env, cwd),
   subprograms: [{ group: 'tree-ring', name: 'tree-ring', versionLine: versionLine('tree-ring') }],
   redact: redactSecrets,
 };

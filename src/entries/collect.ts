@@ -6,6 +6,7 @@
 // the engine on two cores (bench/README.md). The body (collect-flow.ts) loads as before.
 
 import { runProgram, type Program } from '../cli/run.js';
+import { ClientConfig } from '../cli/client-config.js';
 import type { CommandSpec } from '../cli/types.js';
 import { processContext } from '../cli/process-context.js';
 import { redactSecrets } from '../core/treering/sensitivity.js';
@@ -22,6 +23,7 @@ const PROGRAM: Program = {
   commands: [COLLECT_SPEC],
   groups: [AGENT_TASK_GROUP],
   defaultErrorPolicy: 'agentscm',
+  clientConfig: (env, cwd) => new ClientConfig(env, cwd),
   redact: redactSecrets,
 };
 

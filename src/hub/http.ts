@@ -249,13 +249,23 @@ export function createHubServer(listener: RequestListener, opts: ServerOptions =
     requireHostHeader: false,
     noDelay: true,
   };
-  const wrapped = framingChecked(listener);
+  const counted = framingChecked(listener);
+  // Requests received and not yet answered (drainServer waits for them).
+  const open = { count: 0, drained: [] as (() => void)[] };
+  const wrapped: RequestListener = (req, res) => {
+    open.count++;
+    res.once('close', () => {
+      if (--open.count === 0) for (const f of open.drained.splice(0)) f();
+    });
+    counted(req, res);
+  };
   const server = opts.tls ? https.createServer({ ...options, cert: opts.tls.cert, key: opts.tls.key }, wrapped) : http.createServer(options, wrapped);
   // Expect: 100-continue goes to the same listener; its interim answer waits for body() (see exchange).
   server.on('checkContinue', wrapped);
   server.on('clientError', clientError);
   // A failed TLS handshake is the client's problem; the connection just ends.
   server.on('tlsClientError', (_e: Error, socket: Duplex) => socket.destroy());
+  openRequests.set(server, open);
   return server;
 }
 
@@ -268,6 +278,32 @@ export function listen(server: http.Server, port: number, host: string): Promise
       resolve(server.address() as AddressInfo);
     });
   });
+}
+
+const openRequests = new WeakMap<http.Server, { count: number; drained: (() => void)[] }>();
+
+/**
+ * Stops accepting and closes idle connections; requests already received are answered (a keep-alive
+ * connection closes after its answer) until none is left or waitMs passed, then every connection is
+ * cut. Resolves once the listener is closed.
+ */
+export async function drainServer(server: http.Server, waitMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const open = openRequests.get(server);
+  if (open && open.count > 0) {
+    // A connection that answered its last request while draining is idle: close it at once.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, waitMs);
+      open.drained.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+    clearInterval(sweep);
+  }
+  server.closeAllConnections();
+  await closed;
 }
 
 /** Stops accepting, closes every connection, and resolves once the listener is closed. */

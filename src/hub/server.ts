@@ -3,10 +3,12 @@
 // consistent view. Journal writes are group-committed (batch.ts): answered only after the batch's COMMIT.
 //
 //   GET  /v1/hub/health                                                   storage ping, no auth
+//   GET  /v1/hub/ready                                                    readiness with typed reasons (ready.ts), no auth
 //   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks
 //        body {"operation": ..., ...}; bearer workspace token; answers per docs/HUB.md
 
-import { Authority } from '../core/authority/store.js';
+import * as fs from 'node:fs';
+import { Authority, authorityPath } from '../core/authority/store.js';
 import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { formatIssues } from '../core/contract/common.js';
 import { OPERATION_MAX_BYTES, READ_OPERATIONS, ReadRequest, RESULT_REQUEST_MAX_BYTES } from '../core/contract/ops.js';
@@ -32,12 +34,18 @@ import { signQualification, type ReceiptKey } from './signing.js';
 import { ForgeStatus, type ForgeOptions } from './forge.js';
 import { INTEGRATION_OPERATIONS, IntegrationRequest } from '../core/contract/integration.js';
 import { handleIntegration } from './integration.js';
-import { closeServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
+import { drainServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
+import { entryMismatch, type HubConfig, type ProfileEntry } from './config.js';
+import { readiness } from './ready.js';
+import { withCurrentSubject } from './change-subject.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
 
 export interface HubOptions {
-  readonly dataDir: string;
+  /** The one-profile shortcut: every profile of this data dir (unless config is given). */
+  readonly dataDir?: string;
+  /** The operator configuration (config.ts): exactly its profiles, from one or more data dirs. */
+  readonly config?: HubConfig;
   readonly host: string;
   readonly port: number;
   /** Serve https with this certificate and key (PEM); plain http without. */
@@ -50,6 +58,10 @@ export interface HubOptions {
   readonly receiptKey?: ReceiptKey;
   /** Publish forge commit statuses for profiles that ask for them (forge.ts). */
   readonly forge?: ForgeOptions;
+  /** Where the one JSON access-log line per request goes (none without). */
+  readonly accessLog?: (line: string) => void;
+  /** How long close() waits for in-flight requests before it cuts their connections (default 10 s). */
+  readonly drainMs?: number;
 }
 
 export interface RunningHub {
@@ -67,17 +79,25 @@ export class HubState {
   readonly commits: GroupCommit;
   /** Signs qualification answers and receipt bundles when set. */
   receiptKey: ReceiptKey | undefined;
+  private readonly opened: { dev: number; ino: number };
 
   constructor(
     readonly dataDir: string,
     log: (line: string) => void = () => {},
   ) {
     this.authority = Authority.open(dataDir);
+    const st = lstatOrUndefined(authorityPath(dataDir))!;
+    this.opened = { dev: st.dev, ino: st.ino };
     // Token, profile and Change lookups come from memory while the authority is unchanged; every
     // request and every batch revalidates first (see Authority.revalidate).
     this.authority.enableMemo();
     this.snapshots = new SnapshotStore(dataDir);
     this.commits = new GroupCommit(() => this.writableJournal().db, this.authority.db, log, () => this.authority.revalidate());
+  }
+
+  /** Whether the authority file now at the data dir's path is the one this state opened. */
+  isOpenedAuthority(st: { dev: number; ino: number }): boolean {
+    return st.dev === this.opened.dev && st.ino === this.opened.ino;
   }
 
   /** The journal, opened read-only when it first exists; undefined until then (reads never create it). */
@@ -118,6 +138,67 @@ export class HubState {
   close(): void {
     this.journalHandle?.close();
     this.authority.close();
+  }
+}
+
+/**
+ * The profiles one Hub process serves: every profile of its one data dir, or exactly the configured
+ * entries, each routed to the state of its data dir (one state per data dir).
+ */
+export class HubSet {
+  draining = false;
+  private readonly served = new Map<string, HubState>();
+
+  constructor(
+    readonly states: readonly HubState[],
+    readonly entries?: readonly ProfileEntry[],
+  ) {
+    for (const e of entries ?? []) this.served.set(`${e.repository_id}\0${e.profile_id}`, states.find((s) => s.dataDir === e.data_dir)!);
+  }
+
+  /** Opens every data dir of a configuration and checks each entry's pins; throws naming the entry. */
+  static open(config: HubConfig, log?: (line: string) => void): HubSet {
+    const states: HubState[] = [];
+    try {
+      config.agent_task_profiles.forEach((e, i) => {
+        // Two spellings of one directory (a symlink) are one data dir: one state, one group commit.
+        const real = realOrSelf(e.data_dir);
+        let st = states.find((s) => realOrSelf(s.dataDir) === real);
+        if (!st) {
+          try {
+            st = new HubState(e.data_dir, log);
+          } catch (err) {
+            const a = toAgentscmError(err);
+            throw new AgentscmError(a.kind, a.code, `hub config: agent_task_profiles[${i}] (${e.repository_id} ${e.profile_id}): ${a.message}`);
+          }
+          states.push(st);
+        }
+        if (st.dataDir !== e.data_dir) throw new AgentscmError('BAD_INPUT', 'BAD_HUB_CONFIG', `hub config: agent_task_profiles[${i}] (${e.repository_id} ${e.profile_id}): data_dir ${e.data_dir} is ${st.dataDir} under another name`);
+        const m = entryMismatch(e, i, st.authority);
+        if (m) throw new AgentscmError('BAD_INPUT', 'HUB_CONFIG_MISMATCH', `hub config: ${m.message}`);
+      });
+    } catch (err) {
+      for (const s of states) s.close();
+      throw err;
+    }
+    return new HubSet(states, config.agent_task_profiles);
+  }
+
+  /** The state serving a repository and profile, or undefined when this Hub does not serve it. */
+  state(repository: string, profile: string): HubState | undefined {
+    return this.entries ? this.served.get(`${repository}\0${profile}`) : this.states[0];
+  }
+
+  close(): void {
+    for (const s of this.states) s.close();
+  }
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
   }
 }
 
@@ -172,28 +253,38 @@ function bearer(ex: Exchange): string | undefined {
 
 export const HUB_OPERATIONS: readonly string[] = [...READ_OPERATIONS, ...MUTATION_OPERATIONS, ...COLLECTOR_OPERATIONS, ...EXPORT_OPERATIONS, ...INTEGRATION_OPERATIONS];
 
-export function createHandler(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
+export function createHandler(hub: HubState | HubSet, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS) {
+  const set = hub instanceof HubSet ? hub : new HubSet([hub]);
   // An answer computed from the journal may rest on a batch that is committed but not yet synced: it
   // leaves only once that batch is durable (see batch.ts).
-  const sendDurable = (ex: Exchange, status: number, body: JsonValue, close = false): void =>
-    state.commits.whenDurable((failed) => (failed ? sendError(ex, failed, close) : send(ex, status, body, close)));
+  const sendDurable = (state: HubState | undefined, ex: Exchange, status: number, body: JsonValue, close = false): void =>
+    state ? state.commits.whenDurable((failed) => (failed ? sendError(ex, failed, close) : send(ex, status, body, close))) : send(ex, status, body, close);
   // The body arrives turns after the headers: an answer computed now reads the authority as it is now
   // (mutations revalidate in their batch instead).
-  const fresh = <C>(ctx: C): C => {
+  const fresh = <C>(state: HubState, ctx: C): C => {
     state.authority.revalidate();
     return ctx;
   };
   return async (ex: Exchange): Promise<void> => {
+    // The state whose batches an answer waits for (the one data dir's, or the addressed profile's).
+    let chosen: HubState | undefined = set.states.length === 1 ? set.states[0] : undefined;
     try {
       const url = ex.url;
       const pathOnly = url.split('?')[0]!;
-      if (pathOnly === '/v1/hub/health') {
+      if (pathOnly === '/v1/hub/health' || pathOnly === '/v1/hub/ready') {
         if (ex.method !== 'GET') throw new HubError(405, 'method_not_allowed', 'use GET');
-        let ok = false;
-        try {
-          ok = state.authority.ping();
-        } catch {
-          ok = false;
+        if (pathOnly === '/v1/hub/ready') {
+          const reasons = readiness(set.states, set.entries, set.draining);
+          send(ex, reasons.length === 0 ? 200 : 503, reasons.length === 0 ? { status: 'ready' } : { status: 'not_ready', reasons: reasons as unknown as JsonValue });
+          return;
+        }
+        let ok = set.states.length > 0;
+        for (const st of set.states) {
+          try {
+            ok &&= st.authority.ping();
+          } catch {
+            ok = false;
+          }
         }
         send(ex, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' });
         return;
@@ -202,24 +293,34 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (!m) throw new HubError(404, 'not_found', 'no such route');
       if (ex.method !== 'POST') throw new HubError(405, 'method_not_allowed', 'use POST');
 
-      // The actor comes from the bearer token alone, checked against the authority on every request,
-      // so a revoked token fails on its next request.
-      const token = bearer(ex);
-      state.authority.revalidate();
-      const actor = token === undefined ? undefined : state.authority.authenticate(token);
-      if (!actor) throw unauthenticated();
-
-      let repository: string;
-      let profile: string;
+      let repository: string | undefined;
+      let profile: string | undefined;
       try {
         repository = decodeURIComponent(m[1]!);
         profile = decodeURIComponent(m[2]!);
       } catch {
-        throw invalidRequest('malformed repository or profile in the path');
+        repository = undefined;
       }
-      if (!isRepository(repository) || !ID_RE.test(profile)) throw invalidRequest('malformed repository or profile in the path');
+      const wellFormed = repository !== undefined && profile !== undefined && isRepository(repository) && ID_RE.test(profile);
+      const target = wellFormed ? set.state(repository!, profile!) : undefined;
+      // The actor comes from the bearer token alone, checked against the authority on every request,
+      // so a revoked token fails on its next request. A path this Hub does not serve is checked against
+      // every authority it has, so that only an authenticated caller learns that it is not served.
+      const token = bearer(ex);
+      let actor;
+      for (const st of target ? [target] : set.states) {
+        st.authority.revalidate();
+        actor = token === undefined ? undefined : st.authority.authenticate(token);
+        if (actor) break;
+      }
+      if (!actor) throw unauthenticated();
+      if (!wellFormed) throw invalidRequest('malformed repository or profile in the path');
+      repository = repository!;
+      profile = profile!;
       if (actor.repository !== null && actor.repository !== repository) throw new HubError(403, 'forbidden', 'the token does not grant this repository');
-      if (!state.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
+      if (!target || !target.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
+      const state = target;
+      chosen = state;
 
       if (m[3] !== undefined) {
         // The signed transfer route: its own media type and the 16 MiB envelope bound, checked from the
@@ -271,6 +372,8 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && typeof doc.operation === 'string' && !operations.includes(doc.operation)) {
         throw new HubError(400, 'unsupported_operation', 'this Hub does not offer that operation (see capabilities)');
       }
+      // {"change_id": ID} in place of a subject: the Hub derives the Change's current subject itself.
+      doc = withCurrentSubject(state.authority, repository, profile, doc);
       const scope: Scope = { repository, profile, actor };
       const ctx = state.mutationContext(operations);
       const op = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc.operation : undefined;
@@ -278,7 +381,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
         const req = c.data;
-        if (req.operation === 'collector_descriptor') sendDurable(ex, 200, handleCollector(fresh(ctx), scope, req, doc));
+        if (req.operation === 'collector_descriptor') sendDurable(state, ex, 200, handleCollector(fresh(state, ctx), scope, req, doc));
         else state.commits.submit(() => handleCollector(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
@@ -287,34 +390,34 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
         if (!m.success) throw invalidRequest(`request body is invalid: ${formatIssues(m.error)}`);
         const req = m.data;
         // recovery is a read: it answers from committed rows at once.
-        if (req.operation === 'recovery') sendDurable(ex, 200, handleMutation(fresh(ctx), scope, req, doc));
+        if (req.operation === 'recovery') sendDurable(state, ex, 200, handleMutation(fresh(state, ctx), scope, req, doc));
         else state.commits.submit(prepareMutation(ctx, scope, req, doc), answerWhenCommitted(ex, log));
         return;
       }
       if (op === 'receipt_bundle') {
         const r = ReceiptBundleRequest.safeParse(doc);
         if (!r.success) throw invalidRequest(`request body is invalid: ${formatIssues(r.error)}`);
-        sendDurable(ex, 200, handleReceiptBundle(fresh(ctx), scope, r.data, state.receiptKey));
+        sendDurable(state, ex, 200, handleReceiptBundle(fresh(state, ctx), scope, r.data, state.receiptKey));
         return;
       }
       if (typeof op === 'string' && (INTEGRATION_OPERATIONS as readonly string[]).includes(op)) {
         const r = IntegrationRequest.safeParse(doc);
         if (!r.success) throw invalidRequest(`request body is invalid: ${formatIssues(r.error)}`);
-        sendDurable(ex, 200, handleIntegration(state.authority, () => state.journal(), scope, r.data));
+        sendDurable(state, ex, 200, handleIntegration(state.authority, () => state.journal(), scope, r.data));
         return;
       }
       const parsed = ReadRequest.safeParse(doc);
       if (!parsed.success) throw invalidRequest(`request body is invalid: ${formatIssues(parsed.error)}`);
       const req = parsed.data;
-      let answer = handleRead(fresh(ctx), scope, req);
+      let answer = handleRead(fresh(state, ctx), scope, req);
       // With a receipt key every qualification answer is signed, bound to the subject and nonce asked.
       if (req.operation === 'qualification' && state.receiptKey) answer = signQualification(answer, (doc as { subject: JsonValue }).subject, req.nonce ?? null, state.receiptKey);
-      sendDurable(ex, 200, answer);
+      sendDurable(state, ex, 200, answer);
     } catch (e) {
       const f = failure(e, log);
       // An unauthenticated request's answer ends its connection: a client without a valid token gets
       // one answer per connection, however many requests it pipelines behind it.
-      sendDurable(ex, f.status, { error: { code: f.code, message: f.message } }, f.status === 401);
+      sendDurable(chosen, ex, f.status, { error: { code: f.code, message: f.message } }, f.status === 401);
     }
   };
 }
@@ -323,35 +426,61 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
  * The Hub's routes as one plain node:http request listener, so that other handlers (an MCP endpoint)
  * can be mounted beside it on the same server. createHubServer (http.ts) gives it the Hub's bounds.
  */
-export function hubRequestListener(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS): RequestListener {
+export function hubRequestListener(state: HubState | HubSet, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS): RequestListener {
   const handler = createHandler(state, log, operations);
   return (req, res) => {
     void handler(exchange(req, res));
   };
 }
 
+/**
+ * Wraps a listener so that each request, once its connection is done with it, writes one JSON line:
+ * time, method, path (no query), status, duration and answer bytes. Never a header or a body.
+ */
+export function withAccessLog(inner: RequestListener, write: (line: string) => void): RequestListener {
+  return (req, res) => {
+    const t0 = performance.now();
+    res.once('close', () => {
+      // Every answer carries Content-Length (http.ts), so its header is the size of the body sent.
+      const bytes = res.headersSent ? Number(res.getHeader('content-length') ?? 0) : 0;
+      const ms = Math.round((performance.now() - t0) * 10) / 10;
+      const pathOnly = (req.url ?? '').split('?')[0]!.slice(0, 1024);
+      write(JSON.stringify({ at: new Date(Date.now() - ms).toISOString(), method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms, bytes, finished: res.writableFinished }));
+    });
+    inner(req, res);
+  };
+}
+
 export async function startHub(opts: HubOptions): Promise<RunningHub> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const state = new HubState(opts.dataDir, log);
-  state.receiptKey = opts.receiptKey;
-  const server = createHubServer(hubRequestListener(state, log), { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.limits ? { limits: opts.limits } : {}) });
+  let set: HubSet;
+  if (opts.config) set = HubSet.open(opts.config, log);
+  else if (opts.dataDir !== undefined) set = new HubSet([new HubState(opts.dataDir, log)]);
+  else throw new Error('startHub needs a data dir or a config');
+  const listener = hubRequestListener(set, log);
+  const server = createHubServer(opts.accessLog ? withAccessLog(listener, opts.accessLog) : listener, { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.limits ? { limits: opts.limits } : {}) });
+  for (const st of set.states) st.receiptKey = opts.receiptKey;
   let addr;
   try {
     addr = await listen(server, opts.port, opts.host);
   } catch (e) {
-    state.close();
+    set.close();
     throw e;
   }
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const forge = opts.forge && new ForgeStatus(state, opts.forge, log);
-  forge?.start();
+  const forges = opts.forge ? set.states.map((st) => new ForgeStatus(st, opts.forge!, log)) : [];
+  for (const f of forges) f.start();
   return {
     url: `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`,
-    close: () =>
-      closeServer(server).then(() => forge?.stop()).then(() =>
-        state.commits.close().then(() => {
-          state.close();
-        }),
-      ),
+    // Draining: no new connection is accepted, idle ones close, requests already received are answered
+    // (a mutation once its batch committed); then the forge loops stop, the group commits finish and the
+    // stores close.
+    close: async () => {
+      set.draining = true;
+      await drainServer(server, opts.drainMs ?? 10_000);
+      for (const f of forges) await f.stop();
+      for (const st of set.states) await st.commits.close();
+      set.close();
+    },
   };
 }

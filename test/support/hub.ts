@@ -15,6 +15,8 @@ export const EXAMPLE_WORKSPACE = path.join(REPO_ROOT, 'examples', 'workspace');
 export interface RunningHub {
   url: string;
   child: ChildProcess;
+  /** Everything the Hub wrote on stderr so far (its access log and diagnostics). */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
@@ -30,7 +32,12 @@ export const TLS_SERVE_ARGS = ['--tls-cert', TLS_FIXTURES.cert, '--tls-key', TLS
 
 /** Starts `hub serve` (with extra arguments) and resolves with the URL it prints as its first stdout line. */
 export function startHub(dataDir: string, extra: readonly string[] = []): Promise<RunningHub> {
-  const child = spawn(process.execPath, [AGENTSCM_BIN, 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return serveHub(['--data-dir', dataDir, ...extra]);
+}
+
+/** `hub serve --listen 127.0.0.1:0` with these arguments (--data-dir D or --config FILE, ...). */
+export function serveHub(args: readonly string[]): Promise<RunningHub> {
+  const child = spawn(process.execPath, [AGENTSCM_BIN, 'hub', 'serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -44,6 +51,7 @@ export function startHub(dataDir: string, extra: readonly string[] = []): Promis
       resolve({
         url: out.slice(0, nl),
         child,
+        stderr: () => err,
         stop: () =>
           new Promise<void>((res) => {
             if (child.exitCode !== null) return res();

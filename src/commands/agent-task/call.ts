@@ -1,5 +1,6 @@
-// Typed agent-task calls over authenticated HTTP: read the current subject from the local authority,
-// send one operation, validate the Hub's answer strictly before trusting any of it.
+// Typed agent-task calls over authenticated HTTP: read the current subject from the local authority
+// (--data-dir), or, without one, name the Change and let the Hub derive its current subject; send one
+// operation, validate the Hub's answer strictly before trusting any of it.
 
 import type { z } from 'zod';
 import type { Task } from '../../core/authority/plan.js';
@@ -12,8 +13,9 @@ import { HEX64 } from '../../core/crypto/digest.js';
 import { AgentscmError, badInput, EXIT_CODES, usageError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { localSubject, pickTask } from './local.js';
-import { caFileOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { hasDataDir, localSubject, pickTask } from './local.js';
+import { localTaskRef, pickWireTask, remoteTasks, type TaskRef } from './remote.js';
+import { caFileOpt, idArg, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Operation = keyof typeof ANSWERS;
 
@@ -25,47 +27,50 @@ export async function runOperation(op: Operation, _ctx: CommandContext, inv: Inv
   const token = readTokenFile(stringOpt(inv, 'token-file'));
   const endpoint = stringOpt(inv, 'endpoint');
 
-  let body: JsonValue;
-  let local: { subject: Subject; tasks: Task[] } | undefined;
-  let task: Task | undefined;
-  if (op === 'capabilities') {
-    if (inv.args.length > 0) throw usageError('capabilities takes no CHANGE');
-    body = { operation: 'capabilities' };
-  } else {
-    if (inv.args.length === 0) throw usageError(`${op} needs CHANGE`);
-    local = localSubject(inv, repository, profile);
-    const subject = subjectToJson(local.subject);
-    switch (op) {
-      case 'requirements':
-      case 'next':
-      case 'qualification':
-        body = { operation: op, subject };
-        break;
-      case 'instructions':
-        task = pickTask(inv, local.tasks);
-        body = { operation: op, subject, task_id: task.task_id, task_digest: task.task_digest, supported_schema_versions: [intOpt(inv, 'schema-version', 1, 65535) ?? 1] };
-        break;
-      case 'reference': {
-        task = pickTask(inv, local.tasks);
-        const name = idOpt(inv, 'name');
-        const sha = optionalStringOpt(inv, 'sha256') ?? task.step.references.find((r) => r.name === name)?.sha256;
-        if (sha === undefined) throw new AgentscmError('NOT_FOUND', 'REFERENCE_NOT_FOUND', `task has no reference named ${name} (pass --sha256 to ask anyway)`);
-        if (!HEX64.test(sha)) throw badInput('--sha256 must be 64 lowercase hex characters', 'BAD_DIGEST');
-        body = { operation: op, subject, task_id: task.task_id, task_digest: task.task_digest, name, expected_sha256: sha, expected_schema_version: intOpt(inv, 'schema-version', 1, 65535) ?? 1 };
-        break;
-      }
-      case 'status': {
-        task = pickTask(inv, local.tasks);
-        const attempt = optionalStringOpt(inv, 'attempt-id');
-        body = { operation: op, subject, task_id: task.task_id, task_digest: task.task_digest, attempt_id: attempt === undefined ? null : idOpt(inv, 'attempt-id') };
-        break;
-      }
-    }
-  }
-
   const client = new HubClient({ endpoint, ...caFileOpt(inv), repository, profile, token, maxAnswerBytes: ANSWER_MAX_BYTES });
+  let local: { subject: Subject; tasks: Task[] } | undefined;
+  let task: TaskRef | undefined;
   let answer: JsonValue;
   try {
+    let body: JsonValue;
+    if (op === 'capabilities') {
+      if (inv.args.length > 0) throw usageError('capabilities takes no CHANGE');
+      body = { operation: 'capabilities' };
+    } else {
+      if (inv.args.length === 0) throw usageError(`${op} needs CHANGE`);
+      const change = idArg(inv, 0, 'CHANGE');
+      // Without the data dir the Hub derives the Change's current subject from its own authority.
+      local = hasDataDir(inv) ? localSubject(inv, repository, profile) : undefined;
+      const subject: Record<string, JsonValue> = local ? { subject: subjectToJson(local.subject) } : { change_id: change };
+      const pick = async (): Promise<TaskRef> => (local ? localTaskRef(pickTask(inv, local.tasks)) : pickWireTask(inv, client, change, await remoteTasks(client, change)));
+      const schemaVersion = () => intOpt(inv, 'schema-version', 1, 65535) ?? 1;
+      switch (op) {
+        case 'requirements':
+        case 'next':
+        case 'qualification':
+          body = { operation: op, ...subject };
+          break;
+        case 'instructions':
+          task = await pick();
+          body = { operation: op, ...subject, task_id: task.task_id, task_digest: task.task_digest, supported_schema_versions: [schemaVersion()] };
+          break;
+        case 'reference': {
+          task = await pick();
+          const name = idOpt(inv, 'name');
+          const sha = optionalStringOpt(inv, 'sha256') ?? (await task.references()).find((r) => r.name === name)?.sha256;
+          if (sha === undefined) throw new AgentscmError('NOT_FOUND', 'REFERENCE_NOT_FOUND', `task has no reference named ${name} (pass --sha256 to ask anyway)`);
+          if (!HEX64.test(sha)) throw badInput('--sha256 must be 64 lowercase hex characters', 'BAD_DIGEST');
+          body = { operation: op, ...subject, task_id: task.task_id, task_digest: task.task_digest, name, expected_sha256: sha, expected_schema_version: schemaVersion() };
+          break;
+        }
+        case 'status': {
+          task = await pick();
+          const attempt = optionalStringOpt(inv, 'attempt-id');
+          body = { operation: op, ...subject, task_id: task.task_id, task_digest: task.task_digest, attempt_id: attempt === undefined ? null : idOpt(inv, 'attempt-id') };
+          break;
+        }
+      }
+    }
     answer = await client.call(body);
   } finally {
     client.close();
@@ -99,10 +104,10 @@ export async function runOperation(op: Operation, _ctx: CommandContext, inv: Inv
       checkTask(t.task_id, t.task_digest);
     }
     if (op === 'requirements') for (const t of a.tasks as Record<string, JsonValue>[]) checkTask(t.task_id, t.task_digest);
-    if (task && (op === 'status' || op === 'instructions')) {
-      const got = op === 'status' ? a : (a.entrypoint as Record<string, JsonValue>);
-      if (got.task_id !== task.task_id || got.task_digest !== task.task_digest) throw malformed('answer is about another task');
-    }
+  }
+  if (task && (op === 'status' || op === 'instructions')) {
+    const got = op === 'status' ? a : (a.entrypoint as Record<string, JsonValue>);
+    if (got.task_id !== task.task_id || got.task_digest !== task.task_digest) throw malformed('answer is about another task');
   }
 
   if (op === 'qualification') return { data: a, exitCode: a.qualified === true ? EXIT_CODES.OK : EXIT_CODES.NOT_QUALIFIED };

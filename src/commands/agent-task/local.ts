@@ -35,6 +35,11 @@ export function executionOperationId(inv: Invocation, requestId: string, taskId:
   return `exec-${domainDigest(DOMAINS.executionOperation, canonicalJsonBytes({ request_id: requestId, task_id: taskId })).slice(0, 32)}`;
 }
 
+/** Whether the call reads the Change's current subject from a local data dir (else the Hub derives it). */
+export function hasDataDir(inv: Invocation): boolean {
+  return optionalStringOpt(inv, 'data-dir') !== undefined;
+}
+
 export function localSubject(inv: Invocation, repository: string, profile: string): { subject: Subject; tasks: Task[] } {
   const a = Authority.open(stringOpt(inv, 'data-dir'), { readonly: true });
   try {

@@ -16,8 +16,9 @@ import { AgentscmError, usageError } from '../../core/errors.js';
 import { readBoundedInput } from '../../core/fs/safe.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { executionOperationId, localSubject, newRequestId, optId, pickTask } from './local.js';
-import { boolOpt, caFileOpt, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
+import { executionOperationId, hasDataDir, localSubject, newRequestId, optId, pickTask } from './local.js';
+import { pickWireTask, remoteTasks } from './remote.js';
+import { boolOpt, caFileOpt, idArg, idOpt, intOpt, optionalStringOpt, repositoryOpt, stringOpt } from '../options.js';
 
 type Op = keyof typeof MUTATION_ANSWERS;
 
@@ -27,7 +28,7 @@ const assertionTooLarge = () => new AgentscmError('BAD_INPUT', 'ASSERTION_TOO_LA
 const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
 
 class Session {
-  private readonly client: HubClient;
+  readonly client: HubClient;
   constructor(readonly inv: Invocation) {
     this.client = new HubClient({
       endpoint: stringOpt(inv, 'endpoint'),
@@ -68,14 +69,16 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
   try {
     switch (op) {
       case 'claim': {
-        const { subject, tasks } = localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile'));
-        const task = pickTask(inv, tasks);
+        // Without the data dir the Hub derives the Change's current subject (and its tasks) itself.
+        const change = idArg(inv, 0, 'CHANGE');
+        const local = hasDataDir(inv) ? localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile')) : undefined;
+        const task = local ? pickTask(inv, local.tasks) : pickWireTask(inv, session.client, change, await remoteTasks(session.client, change));
         const lease = intOpt(inv, 'lease-ms', LEASE_MIN_MS, LEASE_MAX_MS)!;
         const requestId = newRequestId(ctx, inv);
         const body = {
           operation: 'claim',
           request_id: requestId,
-          subject: subjectToJson(subject),
+          ...(local ? { subject: subjectToJson(local.subject) } : { change_id: change }),
           task_id: task.task_id,
           task_digest: task.task_digest,
           execution_operation_id: executionOperationId(inv, requestId, task.task_id),
@@ -155,12 +158,15 @@ export async function runMutation(op: Op, ctx: CommandContext, inv: Invocation):
         return { data: answer };
       }
       case 'recovery': {
-        let subject: JsonValue = null;
-        if (inv.args.length > 0) subject = subjectToJson(localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile')).subject);
+        // A Change names the subject of a task the Hub has not retained: read locally, else derived by the Hub.
+        let subject: Record<string, JsonValue> = { subject: null };
+        if (inv.args.length > 0) {
+          subject = hasDataDir(inv) ? { subject: subjectToJson(localSubject(inv, repositoryOpt(inv), idOpt(inv, 'profile')).subject) } : { change_id: idArg(inv, 0, 'CHANGE') };
+        }
         const taskId = idOpt(inv, 'task-id');
         const env = await session.call('recovery', {
           operation: 'recovery',
-          subject,
+          ...subject,
           task_id: taskId,
           attempt_id: optId(inv, 'attempt-id') ?? null,
           request_id: optId(inv, 'request-id') ?? null,

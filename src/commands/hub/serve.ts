@@ -2,6 +2,7 @@
 
 import * as tls from 'node:tls';
 import { startHub } from '../../hub/server.js';
+import { readHubConfig } from '../../hub/config.js';
 import type { TlsIdentity } from '../../hub/http.js';
 import { receiptKey, type ReceiptKey } from '../../hub/signing.js';
 import { loadKey } from '../../core/crypto/keystore.js';
@@ -69,20 +70,30 @@ export function tlsIdentity(certFile: string | undefined, keyFile: string | unde
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const { host, port } = parseListen(optionalStringOpt(inv, 'listen') ?? '127.0.0.1:8421');
   const identity = tlsIdentity(optionalStringOpt(inv, 'tls-cert'), optionalStringOpt(inv, 'tls-key'));
-  const dataDir = stringOpt(inv, 'data-dir');
-  // The receipt key signs qualification answers and receipt bundles; its public key is recorded in the
-  // data dir for install-stop to pin.
+  const dataDir = optionalStringOpt(inv, 'data-dir');
+  const configFile = optionalStringOpt(inv, 'config');
+  if ((dataDir === undefined) === (configFile === undefined)) throw usageError('give exactly one of --data-dir DIR and --config FILE');
+  const source = configFile !== undefined ? { config: readHubConfig(configFile) } : { dataDir: dataDir! };
+  const line = (l: string) => ctx.stderr.write(l + '\n');
+  // Access-log lines are gathered and written once per turn of the event loop: one write for a burst.
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const out = pending.join('\n') + '\n';
+    pending = [];
+    ctx.stderr.write(out);
+  };
+  const access = (l: string) => {
+    if (pending.push(l) === 1) setImmediate(flush);
+  };
+  // The receipt key signs qualification answers and receipt bundles; its public key is recorded in each
+  // served data dir for install-stop to pin.
   const keyDir = optionalStringOpt(inv, 'receipt-key-dir');
-  let key: ReceiptKey | undefined;
-  if (keyDir !== undefined) {
-    key = receiptKey(loadKey(keyDir));
-    publishHubKey(dataDir, key.publicKey);
-    ctx.stderr.write(`hub: receipt key ${key.keyId}\n`);
-  }
+  const key: ReceiptKey | undefined = keyDir !== undefined ? receiptKey(loadKey(keyDir)) : undefined;
   const forge = forgeOptions(inv);
   let hub: Awaited<ReturnType<typeof startHub>>;
   try {
-    hub = await startHub({ dataDir, host, port, ...(identity ? { tls: identity } : {}), ...(key ? { receiptKey: key } : {}), ...(forge ? { forge } : {}), log: (l) => ctx.stderr.write(l + '\n') });
+    hub = await startHub({ ...source, host, port, ...(identity ? { tls: identity } : {}), ...(key ? { receiptKey: key } : {}), ...(forge ? { forge } : {}), log: line, accessLog: access });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
@@ -90,13 +101,26 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     }
     throw e;
   }
+  if (key) {
+    const dirs = 'config' in source ? [...new Set(source.config.agent_task_profiles.map((e) => e.data_dir))] : [source.dataDir];
+    try {
+      for (const d of dirs) publishHubKey(d, key.publicKey);
+    } catch (e) {
+      await hub.close();
+      throw e;
+    }
+    ctx.stderr.write(`hub: receipt key ${key.keyId}\n`);
+  }
   // The bound URL is the first stdout line, so `--listen 127.0.0.1:0` works in scripts.
   ctx.stdout.write(hub.url + '\n');
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      void hub.close().then(resolve);
+      void hub.close().then(() => {
+        flush();
+        resolve();
+      });
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
