@@ -700,6 +700,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'agent', value: 'ID', help: 'the agent the token acts as', required: true },
       { flag: 'repository', value: 'OWNER/NAME', help: 'limit the token to this repository (HTTP 403 elsewhere)', defaultText: 'every repository of the data dir' },
       { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
+      { flag: 'scope', value: 'full|read', help: 'read: only the read-only operations and MCP tools (mutations 403)', defaultText: 'full' },
     ],
     load: () => import('../commands/authority/token-issue.js'),
   },

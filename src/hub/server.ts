@@ -5,6 +5,7 @@
 //   GET  /v1/hub/health                                                   storage ping, no auth
 //   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks
 //        body {"operation": ..., ...}; bearer workspace token; answers per docs/HUB.md
+//   POST /v1/hub/workspace/mcp?repository=..&profile=..                  the same operations as MCP tools (mcp.ts)
 
 import { Authority } from '../core/authority/store.js';
 import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
@@ -26,6 +27,8 @@ import { decodeTransfer, handleCollector, importTransfer } from './collector.js'
 import { lstatOrUndefined } from '../core/fs/safe.js';
 import { GroupCommit, type Outcome } from './batch.js';
 import { retainedText } from './claims.js';
+import { READ_SCOPE_OPERATIONS } from '../core/contract/tools.js';
+import { MCP_PATH, mcpListener } from './mcp.js';
 import { closeServer, createHubServer, exchange, listen, type Exchange, type Limits, type RequestListener, type TlsIdentity } from './http.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
@@ -151,6 +154,8 @@ function refuseBody(ex: Exchange, e = new HubError(413, 'body_too_large', `reque
   sendError(ex, e, true);
 }
 
+const readScope = () => new HubError(403, 'insufficient_scope', 'a read-scope token runs only the read-only operations');
+
 function bearer(ex: Exchange): string | undefined {
   const h = ex.headers.authorization;
   if (typeof h !== 'string') return undefined;
@@ -210,6 +215,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       if (!state.authority.getProfile(repository, profile)) throw new HubError(404, 'profile_not_found', 'no such agent-task profile');
 
       if (m[3] !== undefined) {
+        if (actor.scope === 'read') throw readScope();
         // The signed transfer route: its own media type and the 16 MiB envelope bound, checked from the
         // declared length before any body byte is read.
         const ct = ex.headers['content-type'];
@@ -252,6 +258,7 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
       const scope: Scope = { repository, profile, actor };
       const ctx = state.mutationContext(operations);
       const op = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc.operation : undefined;
+      if (actor.scope === 'read' && !(typeof op === 'string' && READ_SCOPE_OPERATIONS.includes(op))) throw readScope();
       if (typeof op === 'string' && (COLLECTOR_OPERATIONS as readonly string[]).includes(op)) {
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
@@ -287,8 +294,10 @@ export function createHandler(state: HubState, log: (line: string) => void, oper
  */
 export function hubRequestListener(state: HubState, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS): RequestListener {
   const handler = createHandler(state, log, operations);
+  const mcp = mcpListener(state, handler, log);
   return (req, res) => {
-    void handler(exchange(req, res));
+    if ((req.url ?? '').split('?')[0] === MCP_PATH) mcp(req, res);
+    else void handler(exchange(req, res));
   };
 }
 

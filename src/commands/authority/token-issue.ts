@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Authority } from '../../core/authority/store.js';
-import { localState } from '../../core/errors.js';
+import { badInput, localState } from '../../core/errors.js';
 import { publishCreateOnly, requireAbsolute } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idOpt, repositoryOpt, stringOpt } from '../options.js';
@@ -10,13 +10,15 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
   const owner = idOpt(inv, 'owner');
   const agent = idOpt(inv, 'agent');
   const repository = inv.opts.repository === undefined ? null : repositoryOpt(inv);
+  const scope = inv.opts.scope === undefined ? 'full' : stringOpt(inv, 'scope');
+  if (scope !== 'full' && scope !== 'read') throw badInput('--scope must be full or read', 'BAD_SCOPE');
   const out = requireAbsolute(stringOpt(inv, 'out'), '--out');
   const parent = fs.lstatSync(path.dirname(out), { throwIfNoEntry: false });
   if (!parent || !parent.isDirectory()) throw localState(`the directory of --out does not exist`, 'MISSING');
   if (fs.lstatSync(out, { throwIfNoEntry: false })) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
   const a = Authority.open(stringOpt(inv, 'data-dir'));
   try {
-    const { token_id, token } = a.issueToken(owner, agent, repository);
+    const { token_id, token } = a.issueToken(owner, agent, repository, scope);
     let written = false;
     try {
       written = publishCreateOnly(out, token + '\n', 0o600);
@@ -25,7 +27,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
       if (!written) a.deleteToken(token_id);
     }
     if (!written) throw localState(`${out} already exists; refusing to overwrite it`, 'FILE_EXISTS');
-    return { data: { token_id, owner_id: owner, agent_id: agent, repository, token_file: out } };
+    return { data: { token_id, owner_id: owner, agent_id: agent, repository, scope, token_file: out } };
   } finally {
     a.close();
   }

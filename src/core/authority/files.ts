@@ -2,4 +2,4 @@
 // reader (read-only.ts) without either importing the other's SQLite access.
 
 export const AUTHORITY_FILE = 'authority.sqlite';
-export const AUTHORITY_SCHEMA_VERSION = 2;
+export const AUTHORITY_SCHEMA_VERSION = 3;

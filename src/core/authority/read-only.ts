@@ -43,7 +43,9 @@ function checkedPlanDigest(digest: string, canonical: Buffer, stored: string): s
 }
 
 function subjectIn(db: Database, repository: string, profile: string, changeId: string): UncheckedSubject {
-  if (db.pragma('user_version', { simple: true }) !== AUTHORITY_SCHEMA_VERSION) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
+  // Schema 2 differs only in the tokens table, which this reader never reads (a writer migrates it).
+  const version = db.pragma('user_version', { simple: true });
+  if (version !== AUTHORITY_SCHEMA_VERSION && version !== 2) throw localState('the authority schema is not current', 'SCHEMA_NOT_CURRENT');
   const get = (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) as Row | undefined;
   const p = get('SELECT repository, profile, target, requirement_digest, policy_epoch FROM profiles WHERE repository = ? AND profile = ?', repository, profile);
   if (!p) throw notFound(`no agent-task profile ${profile} for repository ${repository}`, 'PROFILE_NOT_FOUND');
