@@ -80,7 +80,15 @@ function viaFacade(handler: FacadeHandler, token: string, repository: string, pr
   });
 }
 
-function toolServer(handler: FacadeHandler, token: string, actor: TokenActor, repository: string, profile: string): McpServer {
+interface ActorExtra {
+  readonly actor: TokenActor;
+  readonly repository: string;
+  readonly profile: string;
+  /** The tools a tools/call request calls: only these are registered. */
+  readonly only?: readonly string[];
+}
+
+function toolServer(handler: FacadeHandler, token: string, { actor, repository, profile, only }: ActorExtra): McpServer {
   const server = new McpServer(
     { name: 'agentscm-hub', version: AGENTSCM_VERSION },
     {
@@ -90,7 +98,7 @@ function toolServer(handler: FacadeHandler, token: string, actor: TokenActor, re
     },
   );
   for (const spec of TOOLS) {
-    if (actor.scope === 'read' && !spec.read) continue;
+    if ((actor.scope === 'read' && !spec.read) || (only !== undefined && !only.includes(spec.name))) continue;
     server.registerTool(
       spec.name,
       { description: spec.description, inputSchema: SCHEMAS.get(spec.name)!, annotations: { readOnlyHint: spec.read, idempotentHint: true, openWorldHint: false } },
@@ -105,17 +113,20 @@ function toolServer(handler: FacadeHandler, token: string, actor: TokenActor, re
   return server;
 }
 
-/** Whether a JSON-RPC body (one message or a batch) calls a tool a read-scope token may not run. */
-function callsMutation(body: Buffer): boolean {
-  let doc: unknown;
+/** The JSON-RPC document of a body, or undefined when it is not JSON (the SDK then answers the parse error). */
+function parseBody(body: Buffer): unknown {
   try {
-    doc = JSON.parse(body.toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
-    return false;
+    return undefined;
   }
-  return (Array.isArray(doc) ? doc : [doc]).some((m: unknown) => {
+}
+
+/** The tool names a JSON-RPC document (one message or a batch) calls with tools/call. */
+function calledTools(doc: unknown): string[] {
+  return (Array.isArray(doc) ? doc : [doc]).flatMap((m: unknown) => {
     const msg = m as { method?: unknown; params?: { name?: unknown } } | null;
-    return msg?.method === 'tools/call' && !(typeof msg.params?.name === 'string' && READ_SCOPE_OPERATIONS.includes(msg.params.name));
+    return msg?.method === 'tools/call' ? [typeof msg.params?.name === 'string' ? msg.params.name : ''] : [];
   });
 }
 
@@ -123,11 +134,11 @@ function callsMutation(body: Buffer): boolean {
 export function mcpListener(state: McpHubState, handler: FacadeHandler, log: (line: string) => void, allowedOrigins: readonly string[] = []): RequestListener {
   const mcp = createMcpHandler(
     ({ authInfo }) => {
-      const a = authInfo?.extra as { actor: TokenActor; repository: string; profile: string } | undefined;
+      const a = authInfo?.extra as ActorExtra | undefined;
       if (!a || !authInfo) throw new Error('no authenticated actor');
-      return toolServer(handler, authInfo.token, a.actor, a.repository, a.profile);
+      return toolServer(handler, authInfo.token, a);
     },
-    { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: MCP_MAX_BYTES, onerror: (e) => log(`hub: mcp: ${e.message.slice(0, 200)}`) },
+    { legacy: 'stateless', responseMode: 'auto', maxRequestBodySize: MCP_MAX_BYTES, onerror: (e) => log(`hub: mcp: ${e.message.slice(0, 200)}`) },
   );
   return (req, res) => {
     const ex = exchange(req, res);
@@ -158,14 +169,19 @@ export function mcpListener(state: McpHubState, handler: FacadeHandler, log: (li
       if (typeof ctype !== 'string' || !/^application\/json(\s*;\s*charset=utf-8)?$/i.test(ctype)) return refuse(415, 'unsupported_media_type', 'send application/json');
       const body = await ex.body(MCP_MAX_BYTES);
       if (body === undefined) return refuse(413, 'body_too_large', `MCP request bodies are at most ${MCP_MAX_BYTES} bytes`, true);
-      if (actor.scope === 'read' && callsMutation(body)) {
+      const doc = parseBody(body);
+      const called = calledTools(doc);
+      if (actor.scope === 'read' && called.some((n) => !READ_SCOPE_OPERATIONS.includes(n))) {
         res.setHeader('www-authenticate', 'Bearer error="insufficient_scope"');
         return refuse(403, 'insufficient_scope', 'a read-scope token runs only the read-only operations');
       }
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, body });
-      const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { actor, repository, profile } } });
+      // A parsed body is handed over as such; the SDK reads the request's own body only when it is not JSON.
+      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, ...(doc === undefined ? { body } : {}) });
+      // A tools/call request's server needs only the tools it calls (registering all sixteen per request costs).
+      const extra: ActorExtra = { actor, repository, profile, ...(!Array.isArray(doc) && called.length === 1 ? { only: called } : {}) };
+      const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, ...(doc === undefined ? {} : { parsedBody: doc }) });
       const out = Buffer.from(await answer.arrayBuffer());
       const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store', 'content-length': out.length };
       answer.headers.forEach((v, k) => {
