@@ -14,6 +14,7 @@
 // a bounded body (413).
 
 import type * as http from 'node:http';
+import { Readable } from 'node:stream';
 import { createMcpHandler, McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { TokenActor } from '../core/authority/types.js';
 import { OPERATION_MAX_BYTES } from '../core/contract/ops.js';
@@ -177,17 +178,26 @@ export function mcpListener(state: McpHubState, handler: FacadeHandler, log: (li
       }
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-      // A parsed body is handed over as such; the SDK reads the request's own body only when it is not JSON.
-      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, ...(doc === undefined ? { body } : {}) });
       // A tools/call request's server needs only the tools it calls (registering all sixteen per request costs).
       const extra: ActorExtra = { actor, repository, profile, ...(!Array.isArray(doc) && called.length === 1 ? { only: called } : {}) };
+      // A parsed body is handed over as such; the SDK reads the request's own body only when it is not JSON.
+      // A stream the SDK serves (subscriptions/listen) ends when the client goes away.
+      const gone = new AbortController();
+      res.once('close', () => gone.abort());
+      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, signal: gone.signal, ...(doc === undefined ? { body } : {}) });
       const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, ...(doc === undefined ? {} : { parsedBody: doc }) });
-      const out = Buffer.from(await answer.arrayBuffer());
-      const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store', 'content-length': out.length };
+      const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store' };
       answer.headers.forEach((v, k) => {
         if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection') outHeaders[k] = v;
       });
-      res.writeHead(answer.status, outHeaders);
+      if (answer.body !== null && /^text\/event-stream/i.test(answer.headers.get('content-type') ?? '')) {
+        // An event stream goes out as it is written (chunked).
+        res.writeHead(answer.status, outHeaders);
+        Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream<Uint8Array>).on('error', () => res.destroy()).pipe(res);
+        return;
+      }
+      const out = Buffer.from(await answer.arrayBuffer());
+      res.writeHead(answer.status, { ...outHeaders, 'content-length': out.length });
       res.end(out);
     })().catch((e: unknown) => {
       log(`hub: mcp: internal error (${e instanceof Error ? e.name : 'unknown'})`);
