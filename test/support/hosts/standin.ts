@@ -38,10 +38,10 @@ export type ReplyScript =
   | ((index: number, req: RecordedRequest) => ModelReply | Promise<ModelReply>);
 
 /**
- * A model turn: text, or (Anthropic stand-in only) one tool call. The host runs the tool and sends its
- * tool_result in the next model request.
+ * A model turn: text, or one tool call (Anthropic tool_use, OpenAI function_call). The host runs the
+ * tool and sends its result (tool_result, function_call_output) in the next model request.
  */
-export type ModelReply = string | { readonly toolUse: { readonly name: string; readonly input: Record<string, unknown> } };
+export type ModelReply = string | { readonly toolUse: { readonly name: string; readonly input: Record<string, unknown>; /** OpenAI: the tool's namespace (Codex puts MCP tools in one). */ readonly namespace?: string } };
 
 export interface StandinOptions {
   reply?: ReplyScript;
@@ -276,20 +276,22 @@ export function startAnthropicStandin(opts: StandinOptions = {}): Promise<Standi
 /** OpenAI Responses stand-in for Codex (a `model_providers` entry with `base_url = baseUrl`). */
 export function startOpenAIStandin(opts: StandinOptions = {}): Promise<Standin> {
   const responses: Handler = (req, res, index, reply) => {
-    if (typeof reply !== 'string') throw new Error('the OpenAI stand-in answers text only');
-    const text = reply;
+    const text = typeof reply === 'string' ? reply : '';
+    const call = typeof reply === 'string' ? undefined : reply.toolUse;
     const model = String(field(req.body, 'model') ?? 'gpt-standin');
     const id = `resp_standin_${index}`;
-    const itemId = `msg_standin_${index}`;
+    const itemId = call ? `fc_standin_${index}` : `msg_standin_${index}`;
     const createdAt = Math.floor(Date.now() / 1000);
     const base = { id, object: 'response', created_at: createdAt, model, status: 'in_progress', output: [] as unknown[] };
-    const item = {
-      id: itemId,
-      type: 'message',
-      status: 'completed',
-      role: 'assistant',
-      content: [{ type: 'output_text', text, annotations: [] }],
-    };
+    const item: Record<string, unknown> = call
+      ? { id: itemId, type: 'function_call', status: 'completed', call_id: `call_standin_${index}`, name: call.name, ...(call.namespace !== undefined ? { namespace: call.namespace } : {}), arguments: JSON.stringify(call.input) }
+      : {
+          id: itemId,
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text, annotations: [] }],
+        };
     const usage = {
       input_tokens: 10,
       input_tokens_details: { cached_tokens: 0 },
@@ -301,6 +303,15 @@ export function startOpenAIStandin(opts: StandinOptions = {}): Promise<Standin> 
     const ev = (type: string, data: Record<string, unknown>): void => sse(res, type, { type, sequence_number: seq++, ...data });
     startSse(res, { 'x-request-id': `req_standin_${req.seq}` });
     ev('response.created', { response: base });
+    if (call) {
+      ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
+      ev('response.function_call_arguments.delta', { item_id: itemId, output_index: 0, delta: item.arguments });
+      ev('response.function_call_arguments.done', { item_id: itemId, output_index: 0, arguments: item.arguments });
+      ev('response.output_item.done', { output_index: 0, item });
+      ev('response.completed', { response: { ...base, status: 'completed', output: [item], usage } });
+      res.end();
+      return;
+    }
     ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
     ev('response.content_part.added', {
       item_id: itemId,
