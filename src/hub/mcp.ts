@@ -147,7 +147,7 @@ export function mcpListener(state: McpHubState, handler: FacadeHandler, log: (li
     void (async () => {
       if (req.method !== 'POST') {
         res.setHeader('allow', 'POST');
-        return refuse(405, 'method_not_allowed', 'use POST (this endpoint is stateless: no SSE stream, no session)');
+        return refuse(405, 'method_not_allowed', 'use POST (a stateless endpoint: no GET stream, no session to DELETE)');
       }
       // A browser page must not reach the Hub: MCP hosts send no Origin header.
       const origin = req.headers.origin;
