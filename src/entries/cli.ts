@@ -760,7 +760,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['hub', 'serve'],
     summary: 'run the reference Hub over the data dir; prints the bound URL as the first stdout line',
     details:
-      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks and GET /v1/hub/health ' +
+      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks, the same operations as MCP tools at ' +
+      'POST /v1/hub/workspace/mcp?repository=..&profile=.. (see install-mcp), and GET /v1/hub/health ' +
       '(docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and --tls-key are given (both or neither; an unreadable ' +
       'or mismatched pair exits 3). Clients then use an https:// endpoint, with --ca-file when the certificate is not from a ' +
       'CA the system trusts. Stops on SIGTERM or SIGINT.',
