@@ -713,6 +713,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'repository', value: 'OWNER/NAME', help: 'limit the token to this repository (HTTP 403 elsewhere)', defaultText: 'every repository of the data dir' },
       { flag: 'out', value: 'ABS_PATH', help: 'absolute path of the token file to create', required: true },
       { flag: 'may-integrate', help: 'the token may also approve and land through the Hub (operations approve, land)' },
+      { flag: 'scope', value: 'full|read', help: 'read: only the read-only operations and MCP tools (mutations 403)', defaultText: 'full' },
     ],
     load: () => import('../commands/authority/token-issue.js'),
   },
@@ -821,7 +822,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['hub', 'serve'],
     summary: 'run the reference Hub over a data dir or a config file; prints the bound URL as the first stdout line',
     details:
-      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks, GET /v1/hub/health (a storage ' +
+      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks, the same operations as MCP ' +
+      'tools at POST /v1/hub/workspace/mcp?repository=..&profile=.. (see install-mcp), GET /v1/hub/health (a storage ' +
       'ping) and GET /v1/hub/ready (503 with typed reasons) (docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and ' +
       '--tls-key are given (both or neither; an unreadable or mismatched pair exits 3). Clients then use an https:// endpoint, ' +
       'with --ca-file when the certificate is not from a CA the system trusts. --data-dir serves every profile of one data ' +
@@ -986,6 +988,26 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'project', value: 'DIR', help: 'the project whose hook config is written', defaultText: 'the current directory' },
     ],
     load: () => import('../commands/install-stop.js'),
+  },
+  {
+    path: ['install-mcp'],
+    summary: 'register the Hub\'s workspace MCP endpoint in a project\'s Claude Code (.mcp.json) or Codex (.codex/config.toml) config',
+    details:
+      'Merges one server entry (default name agentscm) for ENDPOINT/v1/hub/workspace/mcp?repository=..&profile=.., keeping everything else; ' +
+      'the same arguments again change nothing. The token is never written: Claude Code gets the header ' +
+      '`Authorization: Bearer ${VAR}` (expanded from its environment), Codex gets `bearer_token_env_var = "VAR"`; start the host with VAR ' +
+      'set to the workspace token. Tools: capabilities, requirements, next, instructions, reference, status, recovery, qualification, ' +
+      'collector_descriptor, and (not for a read-scope token) claim, heartbeat, result, cancel, reconcile, collector_claim, collector_finalize.',
+    options: [
+      { flag: 'host', value: 'claude-code|codex', help: 'which host to configure', required: true },
+      ENDPOINT,
+      REPOSITORY,
+      PROFILE,
+      { flag: 'token-env', value: 'VAR', help: 'the environment variable the host reads the token from', defaultText: 'AGENTSCM_MCP_TOKEN' },
+      { flag: 'name', value: 'NAME', help: 'the server name in the host config', defaultText: 'agentscm' },
+      { flag: 'project', value: 'DIR', help: 'the project whose config is written', defaultText: 'the current directory' },
+    ],
+    load: () => import('../commands/install-mcp.js'),
   },
   {
     path: ['init-repo'],

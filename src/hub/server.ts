@@ -6,9 +6,11 @@
 //   GET  /v1/hub/ready                                                    readiness with typed reasons (ready.ts), no auth
 //   POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks
 //        body {"operation": ..., ...}; bearer workspace token; answers per docs/HUB.md
+//   POST /v1/hub/workspace/mcp?repository=..&profile=..                  the same operations as MCP tools (mcp.ts)
 
 import * as fs from 'node:fs';
 import { Authority, authorityPath } from '../core/authority/store.js';
+import type { TokenActor } from '../core/authority/types.js';
 import { outputJson, parseStrictJson, type JsonValue } from '../core/canonical/json.js';
 import { formatIssues } from '../core/contract/common.js';
 import { OPERATION_MAX_BYTES, READ_OPERATIONS, ReadRequest, RESULT_REQUEST_MAX_BYTES } from '../core/contract/ops.js';
@@ -38,6 +40,8 @@ import { drainServer, createHubServer, exchange, listen, type Exchange, type Lim
 import { entryMismatch, type HubConfig, type ProfileEntry } from './config.js';
 import { readiness } from './ready.js';
 import { withCurrentSubject } from './change-subject.js';
+import { READ_SCOPE_OPERATIONS } from '../core/contract/tools.js';
+import { MCP_PATH, mcpListener } from './mcp.js';
 
 const ROUTE = /^\/v1\/hub\/workspace\/repositories\/(.+)\/profiles\/([^/]+)\/agent-tasks(\/collector-upload)?$/;
 
@@ -184,6 +188,22 @@ export class HubSet {
     return new HubSet(states, config.agent_task_profiles);
   }
 
+  /**
+   * The actor of a bearer token. The actor comes from the token alone, checked against the authority
+   * on every request, so a revoked token fails on its next request. A path this Hub does not serve
+   * (no target) is checked against every authority it has, so that only an authenticated caller
+   * learns that it is not served.
+   */
+  authenticate(token: string | undefined, target: HubState | undefined): TokenActor | undefined {
+    if (token === undefined) return undefined;
+    for (const st of target ? [target] : this.states) {
+      st.authority.revalidate();
+      const actor = st.authority.authenticate(token);
+      if (actor) return actor;
+    }
+    return undefined;
+  }
+
   /** The state serving a repository and profile, or undefined when this Hub does not serve it. */
   state(repository: string, profile: string): HubState | undefined {
     return this.entries ? this.served.get(`${repository}\0${profile}`) : this.states[0];
@@ -244,6 +264,8 @@ function refuseBody(ex: Exchange, e = new HubError(413, 'body_too_large', `reque
   sendError(ex, e, true);
 }
 
+const readScope = () => new HubError(403, 'insufficient_scope', 'a read-scope token runs only the read-only operations');
+
 function bearer(ex: Exchange): string | undefined {
   const h = ex.headers.authorization;
   if (typeof h !== 'string') return undefined;
@@ -303,16 +325,7 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
       }
       const wellFormed = repository !== undefined && profile !== undefined && isRepository(repository) && ID_RE.test(profile);
       const target = wellFormed ? set.state(repository!, profile!) : undefined;
-      // The actor comes from the bearer token alone, checked against the authority on every request,
-      // so a revoked token fails on its next request. A path this Hub does not serve is checked against
-      // every authority it has, so that only an authenticated caller learns that it is not served.
-      const token = bearer(ex);
-      let actor;
-      for (const st of target ? [target] : set.states) {
-        st.authority.revalidate();
-        actor = token === undefined ? undefined : st.authority.authenticate(token);
-        if (actor) break;
-      }
+      const actor = set.authenticate(bearer(ex), target);
       if (!actor) throw unauthenticated();
       if (!wellFormed) throw invalidRequest('malformed repository or profile in the path');
       repository = repository!;
@@ -323,6 +336,7 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
       chosen = state;
 
       if (m[3] !== undefined) {
+        if (actor.scope === 'read') throw readScope();
         // The signed transfer route: its own media type and the 16 MiB envelope bound, checked from the
         // declared length before any body byte is read.
         const ct = ex.headers['content-type'];
@@ -377,6 +391,7 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
       const scope: Scope = { repository, profile, actor };
       const ctx = state.mutationContext(operations);
       const op = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? doc.operation : undefined;
+      if (actor.scope === 'read' && !(typeof op === 'string' && READ_SCOPE_OPERATIONS.includes(op))) throw readScope();
       if (typeof op === 'string' && (COLLECTOR_OPERATIONS as readonly string[]).includes(op)) {
         const c = CollectorRequest.safeParse(doc);
         if (!c.success) throw invalidRequest(`request body is invalid: ${formatIssues(c.error)}`);
@@ -427,9 +442,12 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
  * can be mounted beside it on the same server. createHubServer (http.ts) gives it the Hub's bounds.
  */
 export function hubRequestListener(state: HubState | HubSet, log: (line: string) => void, operations: readonly string[] = HUB_OPERATIONS): RequestListener {
-  const handler = createHandler(state, log, operations);
+  const set = state instanceof HubSet ? state : new HubSet([state]);
+  const handler = createHandler(set, log, operations);
+  const mcp = mcpListener(set, handler, log);
   return (req, res) => {
-    void handler(exchange(req, res));
+    if ((req.url ?? '').split('?')[0] === MCP_PATH) mcp(req, res);
+    else void handler(exchange(req, res));
   };
 }
 

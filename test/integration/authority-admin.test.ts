@@ -303,3 +303,34 @@ describe('reference outcomes over the Hub', () => {
     }
   });
 });
+
+test('token scope: --scope read is stored, a bad --scope is refused, and a schema-2 authority gains the column (full) when opened for writing', async () => {
+  const s = adminSetup();
+  const bad = agentscm(['authority', 'token', 'issue', '--data-dir', s.dataDir, '--owner', 'o', '--agent', 'a', '--scope', 'write', '--out', path.join(s.root, 'bad'), '--json']);
+  assert.notEqual(bad.code, 0);
+  assert.equal(fs.existsSync(path.join(s.root, 'bad')), false);
+  // The file as schema 2 wrote it: no scope column.
+  const file = path.join(s.dataDir, 'authority.sqlite');
+  const db = new Database(file);
+  db.exec('ALTER TABLE tokens DROP COLUMN scope');
+  db.pragma('user_version = 2');
+  db.close();
+  const r = agentscm(['authority', 'token', 'issue', '--data-dir', s.dataDir, '--owner', 'o', '--agent', 'r', '--scope', 'read', '--out', path.join(s.root, 'read'), '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(json(r).scope, 'read');
+  const after = new Database(file, { readonly: true });
+  assert.equal(after.pragma('user_version', { simple: true }), 3);
+  const rows = after.prepare('SELECT token_id, scope FROM tokens ORDER BY created_at').all() as { token_id: string; scope: string }[];
+  after.close();
+  assert.deepEqual(rows.map((x) => x.scope), ['full', 'read']);
+  assert.equal(rows[0]!.token_id, s.tokenId);
+  // The earlier token keeps full scope on a Hub.
+  const hub = await startHub(s.dataDir);
+  try {
+    assert.equal(agentscm(checkpointArgs(s)).code, 0);
+    const claimless = agentscm(callArgs(s, hub.url, 'capabilities'));
+    assert.equal(claimless.code, 0, claimless.stderr);
+  } finally {
+    await hub.stop();
+  }
+});

@@ -4,7 +4,7 @@ import { canonicalJsonBytes } from '../../src/core/canonical/json.js';
 import { DOMAINS, domainDigest } from '../../src/core/crypto/digest.js';
 import { requestDigest } from '../../src/hub/claims.js';
 
-const alice = { token_id: 't1', owner_id: 'alice', agent_id: 'claude', repository: null };
+const alice = { token_id: 't1', owner_id: 'alice', agent_id: 'claude', repository: null, scope: 'full' as const };
 
 test('request digests: key order does not matter, action, actor and bytes do', () => {
   const a = requestDigest('claim', alice, { operation: 'claim', request_id: 'r1', nested: { y: 1, x: [2, 1] } });

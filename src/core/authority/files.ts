@@ -5,6 +5,6 @@ export const AUTHORITY_FILE = 'authority.sqlite';
 export const AUTHORITY_SCHEMA_VERSION = 3;
 /**
  * Versions the read-only reader (the Stop hooks) understands: version 3 only adds the tables of
- * protected targets, approvals and integrations, which that reader never reads.
+ * protected targets, approvals and integrations and the tokens' scope, which that reader never reads.
  */
 export const AUTHORITY_READABLE_VERSIONS: readonly number[] = [2, 3];

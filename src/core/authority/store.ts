@@ -13,7 +13,7 @@ import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 import { badInput, localState, notFound } from '../errors.js';
 import { assertPrivateDir, checkStoreFile, ensurePrivateDir, lstatOrUndefined } from '../fs/safe.js';
 import { checkStoredRequirement, compilePlan, contextDigest, deriveTasks, type Plan, type Task } from './plan.js';
-import type { ApprovalRow, ChangeVersion, Enrollment, IntegrationRow, Profile, Subject, TokenActor } from './types.js';
+import type { ApprovalRow, ChangeVersion, Enrollment, IntegrationRow, Profile, Subject, TokenActor, TokenScope } from './types.js';
 import type { AddProfileInput, AuthorityStore, CollectorProfileRow, LoadedRequirement } from '../storage/stores.js';
 
 export { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
@@ -54,7 +54,9 @@ CREATE TABLE tokens (
   -- NULL: every repository of this data dir; otherwise the one repository the token may act on.
   repository TEXT,
   created_at INTEGER NOT NULL,
-  revoked_at INTEGER
+  revoked_at INTEGER,
+  -- full: every operation; read: the read-only operations (and MCP tools) only.
+  scope TEXT NOT NULL DEFAULT 'full' CHECK (scope IN ('full', 'read'))
 ) STRICT;
 CREATE TABLE enrollments (
   registration_id TEXT PRIMARY KEY,
@@ -254,7 +256,7 @@ export class Authority implements AuthorityStore {
     this.stmts = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       ownChanges: db.prepare<[], number>('SELECT total_changes()').pluck(),
-      token: db.prepare('SELECT token_hash, owner_id, agent_id, repository, revoked_at FROM tokens WHERE token_id = ?'),
+      token: db.prepare('SELECT token_hash, owner_id, agent_id, repository, revoked_at, scope FROM tokens WHERE token_id = ?'),
       profile: db.prepare('SELECT * FROM profiles WHERE repository = ? AND profile = ?'),
       epoch: db.prepare('SELECT target, requirement_digest FROM profile_epochs WHERE repository = ? AND profile = ? AND policy_epoch = ?'),
       change: db.prepare('SELECT current_version FROM changes WHERE repository = ? AND change_id = ?'),
@@ -272,10 +274,12 @@ export class Authority implements AuthorityStore {
     const db = openSqlite(file, readonly);
     let version = db.pragma('user_version', { simple: true }) as number;
     if (version === 2 && !readonly) {
-      // Version 2 gains the tables of version 3; its rows stay as they are.
+      // Version 2 gains the tables of version 3 and the tokens' scope (every token it issued keeps full
+      // scope); its rows stay as they are.
       db.transaction(() => {
         if ((db.pragma('user_version', { simple: true }) as number) !== 2) return;
         db.exec(SCHEMA_V3);
+        db.exec("ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'full' CHECK (scope IN ('full', 'read'))");
         db.pragma(`user_version = ${AUTHORITY_SCHEMA_VERSION}`);
       }).immediate();
       version = db.pragma('user_version', { simple: true }) as number;
@@ -426,12 +430,12 @@ export class Authority implements AuthorityStore {
   // ---- tokens ------------------------------------------------------------------------------------
 
   /** Issues a workspace bearer token; only its hash is stored. The caller writes the token file. */
-  issueToken(ownerId: string, agentId: string, repository: string | null = null): { token_id: string; token: string } {
+  issueToken(ownerId: string, agentId: string, repository: string | null = null, scope: TokenScope = 'full'): { token_id: string; token: string } {
     const tokenId = randomBytes(12).toString('hex');
     const token = `agentscm_wt1_${tokenId}_${randomBytes(32).toString('base64url')}`;
     this.db
-      .prepare('INSERT INTO tokens (token_id, token_hash, owner_id, agent_id, repository, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(tokenId, tokenHash(token), ownerId, agentId, repository, Date.now());
+      .prepare('INSERT INTO tokens (token_id, token_hash, owner_id, agent_id, repository, created_at, scope) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(tokenId, tokenHash(token), ownerId, agentId, repository, Date.now(), scope);
     return { token_id: tokenId, token };
   }
 
@@ -462,7 +466,7 @@ export class Authority implements AuthorityStore {
       this.tokenHashes.set(token, b);
     }
     if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
-    return { token_id: m[1]!, owner_id: row.owner_id, agent_id: row.agent_id, repository: row.repository };
+    return { token_id: m[1]!, owner_id: row.owner_id, agent_id: row.agent_id, repository: row.repository, scope: row.scope };
   }
 
   private tokenRow(tokenId: string): TokenRow | undefined {
@@ -847,6 +851,7 @@ interface TokenRow {
   readonly agent_id: string;
   readonly repository: string | null;
   readonly revoked_at: number | null;
+  readonly scope: TokenScope;
 }
 
 /** Rows looked up by the Hub on every request, valid while the authority is unchanged (bounded). */

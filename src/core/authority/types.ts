@@ -77,7 +77,11 @@ export interface TokenActor {
   readonly agent_id: string;
   /** The one repository the token may act on, or null for every repository of the data dir. */
   readonly repository: string | null;
+  /** full: every operation; read: the read-only operations only. */
+  readonly scope: TokenScope;
 }
+
+export type TokenScope = 'full' | 'read';
 
 export interface Enrollment {
   readonly registration_id: string;

@@ -125,7 +125,7 @@ export function mergeStopHook(existing: string | undefined, host: StopHost, chan
 }
 
 /** JSON.stringify(v, null, 2) that writes a bigint (an integer beyond 2^53 read from the file) exactly. */
-function indentedJson(v: unknown): string {
+export function indentedJson(v: unknown): string {
   // Each bigint goes out as a string with a random tag no file holds, then loses its quotes and tag.
   const tag = `bigint-${randomBytes(12).toString('hex')}:`;
   const text = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${tag}${x.toString(10)}` : x), 2);

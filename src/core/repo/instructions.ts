@@ -22,6 +22,9 @@ Changes here land only with a qualified agentscm workflow receipt. Discover, the
 4. \`agentscm agent-task reference CHANGE --task-id ID --name NAME\` — one named reference, only when needed.
 
 (Each call also takes \`--data-dir\`, \`--endpoint\`, \`--repository\`, \`--profile\` and \`--token-file\`.)
+Inside an MCP host (after \`agentscm install-mcp\`) the same operations are tools of the \`agentscm\` server:
+\`capabilities\`, \`next\`, \`instructions\`, \`reference\`, \`claim\`, \`collector_claim\`, \`status\`, \`recovery\`,
+\`reconcile\`, \`collector_finalize\`, \`qualification\` and the rest, with the same answers; \`agentscm agent-task collect\` stays a CLI call.
 \`next\` is typed data, never a command: \`collector_claim\` → \`agentscm agent-task collector-claim\` for that task, then
 \`agentscm agent-task collect\` on the claimed attempt;
 \`collector_finalize\` → finalize; \`reconcile\` → reconcile that task; \`checkpoint\` → \`agentscm checkpoint CHANGE\`;

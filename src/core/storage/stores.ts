@@ -12,7 +12,7 @@
 //   returns them byte for byte.
 
 import type { Plan, Task } from '../authority/plan.js';
-import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor } from '../authority/types.js';
+import type { ChangeVersion, Enrollment, Profile, Requirement, Subject, TokenActor, TokenScope } from '../authority/types.js';
 
 // ---- authority -------------------------------------------------------------------------------------
 
@@ -61,7 +61,7 @@ export interface AuthorityStore {
   requireProfile(repository: string, profile: string): Profile;
   loadRequirement(digest: string): LoadedRequirement;
 
-  issueToken(ownerId: string, agentId: string, repository?: string | null): { token_id: string; token: string };
+  issueToken(ownerId: string, agentId: string, repository?: string | null, scope?: TokenScope): { token_id: string; token: string };
   deleteToken(tokenId: string): void;
   revokeToken(tokenId: string): { token_id: string; revoked: boolean };
   /** The actor a bearer token stands for, or undefined (unknown, revoked). */

@@ -33,9 +33,15 @@ export interface RecordedRequest {
  * that is how a test does something "between turns".
  */
 export type ReplyScript =
-  | string
-  | readonly string[]
-  | ((index: number, req: RecordedRequest) => string | Promise<string>);
+  | ModelReply
+  | readonly ModelReply[]
+  | ((index: number, req: RecordedRequest) => ModelReply | Promise<ModelReply>);
+
+/**
+ * A model turn: text, or one tool call (Anthropic tool_use, OpenAI function_call). The host runs the
+ * tool and sends its result (tool_result, function_call_output) in the next model request.
+ */
+export type ModelReply = string | { readonly toolUse: { readonly name: string; readonly input: Record<string, unknown>; /** OpenAI: the tool's namespace (Codex puts MCP tools in one). */ readonly namespace?: string } };
 
 export interface StandinOptions {
   reply?: ReplyScript;
@@ -66,7 +72,7 @@ const DEFAULT_REPLY = 'Done.';
 const DEFAULT_KEY = 'sk-standin-0123456789';
 const MAX_BODY = 32 << 20;
 
-type Handler = (req: RecordedRequest, res: http.ServerResponse, modelIndex: number, reply: string) => void;
+type Handler = (req: RecordedRequest, res: http.ServerResponse, modelIndex: number, reply: ModelReply) => void;
 
 interface Route {
   method: string;
@@ -75,7 +81,7 @@ interface Route {
   handle: Handler;
 }
 
-function pickReply(script: ReplyScript | undefined, index: number, req: RecordedRequest): string | Promise<string> {
+function pickReply(script: ReplyScript | undefined, index: number, req: RecordedRequest): ModelReply | Promise<ModelReply> {
   if (script === undefined) return DEFAULT_REPLY;
   if (typeof script === 'string') return script;
   if (typeof script === 'function') return script(index, req);
@@ -137,7 +143,7 @@ async function startStandin(
       if (body === null || typeof body !== 'object') return fail(400, 'body is not a JSON object');
       rec.status = 200;
       const index = route.model ? modelCount++ : -1;
-      new Promise<string>((resolve) => resolve(route.model ? pickReply(opts.reply, index, rec) : '')).then(
+      new Promise<ModelReply>((resolve) => resolve(route.model ? pickReply(opts.reply, index, rec) : '')).then(
         (reply) => route.handle(rec, res, index, reply),
         // 400, not 5xx: the hosts retry server errors with backoff, which would only delay the failure.
         (err: unknown) => fail(400, `reply script threw: ${err instanceof Error ? err.message : String(err)}`),
@@ -193,10 +199,14 @@ function field(body: unknown, key: string): unknown {
 
 /** Anthropic Messages stand-in for Claude Code (set `ANTHROPIC_BASE_URL` to `baseUrl`). */
 export function startAnthropicStandin(opts: StandinOptions = {}): Promise<Standin> {
-  const messages: Handler = (req, res, index, text) => {
+  const messages: Handler = (req, res, index, reply) => {
     const model = String(field(req.body, 'model') ?? 'claude-standin');
     const id = `msg_standin_${index}`;
     const usage = { input_tokens: 10, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const tool = typeof reply === 'string' ? undefined : reply.toolUse;
+    const text = typeof reply === 'string' ? reply : '';
+    const toolBlock = tool ? { type: 'tool_use', id: `toolu_standin_${index}`, name: tool.name, input: tool.input } : undefined;
+    const stop = tool ? 'tool_use' : 'end_turn';
     if (field(req.body, 'stream') !== true) {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_standin_${req.seq}` });
       res.end(
@@ -205,8 +215,8 @@ export function startAnthropicStandin(opts: StandinOptions = {}): Promise<Standi
           type: 'message',
           role: 'assistant',
           model,
-          content: [{ type: 'text', text }],
-          stop_reason: 'end_turn',
+          content: [toolBlock ?? { type: 'text', text }],
+          stop_reason: stop,
           stop_sequence: null,
           usage,
         }),
@@ -227,12 +237,17 @@ export function startAnthropicStandin(opts: StandinOptions = {}): Promise<Standi
         usage: { ...usage, output_tokens: 1 },
       },
     });
-    sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-    sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+    if (toolBlock) {
+      sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { ...toolBlock, input: {} } });
+      sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(toolBlock.input) } });
+    } else {
+      sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+      sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+    }
     sse(res, 'content_block_stop', { type: 'content_block_stop', index: 0 });
     sse(res, 'message_delta', {
       type: 'message_delta',
-      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      delta: { stop_reason: stop, stop_sequence: null },
       usage: { output_tokens: 2 },
     });
     sse(res, 'message_stop', { type: 'message_stop' });
@@ -260,19 +275,23 @@ export function startAnthropicStandin(opts: StandinOptions = {}): Promise<Standi
 
 /** OpenAI Responses stand-in for Codex (a `model_providers` entry with `base_url = baseUrl`). */
 export function startOpenAIStandin(opts: StandinOptions = {}): Promise<Standin> {
-  const responses: Handler = (req, res, index, text) => {
+  const responses: Handler = (req, res, index, reply) => {
+    const text = typeof reply === 'string' ? reply : '';
+    const call = typeof reply === 'string' ? undefined : reply.toolUse;
     const model = String(field(req.body, 'model') ?? 'gpt-standin');
     const id = `resp_standin_${index}`;
-    const itemId = `msg_standin_${index}`;
+    const itemId = call ? `fc_standin_${index}` : `msg_standin_${index}`;
     const createdAt = Math.floor(Date.now() / 1000);
     const base = { id, object: 'response', created_at: createdAt, model, status: 'in_progress', output: [] as unknown[] };
-    const item = {
-      id: itemId,
-      type: 'message',
-      status: 'completed',
-      role: 'assistant',
-      content: [{ type: 'output_text', text, annotations: [] }],
-    };
+    const item: Record<string, unknown> = call
+      ? { id: itemId, type: 'function_call', status: 'completed', call_id: `call_standin_${index}`, name: call.name, ...(call.namespace !== undefined ? { namespace: call.namespace } : {}), arguments: JSON.stringify(call.input) }
+      : {
+          id: itemId,
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text, annotations: [] }],
+        };
     const usage = {
       input_tokens: 10,
       input_tokens_details: { cached_tokens: 0 },
@@ -284,6 +303,15 @@ export function startOpenAIStandin(opts: StandinOptions = {}): Promise<Standin> 
     const ev = (type: string, data: Record<string, unknown>): void => sse(res, type, { type, sequence_number: seq++, ...data });
     startSse(res, { 'x-request-id': `req_standin_${req.seq}` });
     ev('response.created', { response: base });
+    if (call) {
+      ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
+      ev('response.function_call_arguments.delta', { item_id: itemId, output_index: 0, delta: item.arguments });
+      ev('response.function_call_arguments.done', { item_id: itemId, output_index: 0, arguments: item.arguments });
+      ev('response.output_item.done', { output_index: 0, item });
+      ev('response.completed', { response: { ...base, status: 'completed', output: [item], usage } });
+      res.end();
+      return;
+    }
     ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
     ev('response.content_part.added', {
       item_id: itemId,

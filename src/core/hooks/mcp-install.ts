@@ -1,0 +1,114 @@
+// Registering the Hub's workspace MCP endpoint in a project's host config, merging with what is there:
+//   Claude Code  <project>/.mcp.json          mcpServers.NAME = {"type":"http","url",
+//                                              "headers":{"Authorization":"Bearer ${VAR}"}}
+//                                              (Claude Code expands ${VAR} from its environment)
+//   Codex        <project>/.codex/config.toml [mcp_servers.NAME] url, bearer_token_env_var = "VAR"
+// Neither file holds the token: the host reads it from the environment variable VAR when it connects.
+// Re-installing replaces the entry of the same NAME in place; the same arguments change nothing.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { outputJson, parseStrictJson, type JsonValue } from '../canonical/json.js';
+import { badInput } from '../errors.js';
+import { lstatOrUndefined, replaceDurably } from '../fs/safe.js';
+import { indentedJson } from './install.js';
+import type { StopHost } from './stop-guard.js';
+
+const CONFIG_MAX_BYTES = 1024 * 1024;
+export const MCP_SERVER_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const ENV_VAR_RE = /^[A-Z_][A-Z0-9_]{0,63}$/;
+
+export interface McpEntry {
+  /** The server's name in the host config. */
+  readonly name: string;
+  /** The endpoint URL with its repository and profile query. */
+  readonly url: string;
+  /** The environment variable the host reads the workspace token from. */
+  readonly tokenEnv: string;
+}
+
+export function mcpConfigFile(host: StopHost, project: string): string {
+  return host === 'claude-code' ? path.join(project, '.mcp.json') : path.join(project, '.codex', 'config.toml');
+}
+
+export function mcpEndpointUrl(endpoint: string, repository: string, profile: string): string {
+  return `${endpoint.replace(/\/+$/, '')}/v1/hub/workspace/mcp?repository=${encodeURIComponent(repository)}&profile=${encodeURIComponent(profile)}`;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function mergeClaudeMcp(existing: string | undefined, e: McpEntry): { text: string; changed: boolean } {
+  let doc: Obj = {};
+  if (existing !== undefined && existing.trim() !== '') {
+    let v: JsonValue;
+    try {
+      v = parseStrictJson(existing, { maxBytes: CONFIG_MAX_BYTES, what: '.mcp.json' });
+    } catch {
+      throw badInput('the existing .mcp.json is not one JSON document; fix or move it first', 'BAD_MCP_CONFIG');
+    }
+    if (!isObj(v)) throw badInput('the existing .mcp.json is not a JSON object', 'BAD_MCP_CONFIG');
+    doc = v;
+  }
+  if (doc.mcpServers !== undefined && !isObj(doc.mcpServers)) throw badInput('"mcpServers" in the existing .mcp.json is not an object', 'BAD_MCP_CONFIG');
+  const servers: Obj = isObj(doc.mcpServers) ? doc.mcpServers : {};
+  const entry = { type: 'http', url: e.url, headers: { Authorization: `Bearer \${${e.tokenEnv}}` } };
+  const out = { ...doc, mcpServers: { ...servers, [e.name]: entry } };
+  if (existing !== undefined && outputJson(doc) === outputJson(out as JsonValue)) return { text: existing, changed: false };
+  return { text: indentedJson(out), changed: true };
+}
+
+/**
+ * Replaces the [mcp_servers.NAME] table (and its sub-tables) of a Codex config.toml, or appends it; every
+ * other line stays as it was. The values are TOML basic strings (JSON string syntax is valid TOML for them).
+ */
+export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text: string; changed: boolean } {
+  const block = [`[mcp_servers.${e.name}]`, `url = ${JSON.stringify(e.url)}`, `bearer_token_env_var = ${JSON.stringify(e.tokenEnv)}`];
+  const text = existing ?? '';
+  if (Buffer.byteLength(text) > CONFIG_MAX_BYTES) throw badInput('the existing config.toml is over 1 MiB', 'BAD_MCP_CONFIG');
+  const lines = text === '' ? [] : text.replace(/\n$/, '').split('\n');
+  const ours = (l: string): boolean => {
+    const m = /^\s*\[\s*mcp_servers\s*\.\s*(?:"([^"]*)"|([A-Za-z0-9_-]+))\s*(\.[^\]]*)?\]\s*(#.*)?$/.exec(l);
+    return m !== null && (m[1] ?? m[2]) === e.name;
+  };
+  const header = (l: string): boolean => /^\s*\[/.test(l);
+  const out: string[] = [];
+  let placed = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (!ours(lines[i]!)) {
+      out.push(lines[i]!);
+      continue;
+    }
+    // Skip this table up to the next header that is not ours.
+    let j = i + 1;
+    while (j < lines.length && !(header(lines[j]!) && !ours(lines[j]!))) j++;
+    if (!placed) {
+      out.push(...block);
+      if (j < lines.length) out.push('');
+      placed = true;
+    }
+    i = j - 1;
+  }
+  if (!placed) {
+    if (out.length > 0 && out[out.length - 1]!.trim() !== '') out.push('');
+    out.push(...block);
+  }
+  const next = out.join('\n') + '\n';
+  return next === text ? { text, changed: false } : { text: next, changed: true };
+}
+
+/** Reads, merges and writes the host's MCP config; refuses a symlinked config or directory. */
+export function installMcpServer(host: StopHost, project: string, e: McpEntry): { file: string; changed: boolean } {
+  const file = mcpConfigFile(host, project);
+  const dir = lstatOrUndefined(path.dirname(file));
+  if (dir && (dir.isSymbolicLink() || !dir.isDirectory())) throw badInput(`${path.dirname(file)} is not a directory of the project; refusing to write into it`, 'BAD_MCP_CONFIG');
+  const st = lstatOrUndefined(file);
+  if (st && !st.isFile()) throw badInput(`${file} is not a regular file; refusing to change it`, 'BAD_MCP_CONFIG');
+  const existing = st ? fs.readFileSync(file, 'utf8') : undefined;
+  const { text, changed } = host === 'claude-code' ? mergeClaudeMcp(existing, e) : mergeCodexMcp(existing, e);
+  if (changed) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    replaceDurably(file, text, st ? st.mode & 0o777 : 0o644);
+  }
+  return { file, changed };
+}

@@ -1,0 +1,207 @@
+// The workspace MCP endpoint, POST /v1/hub/workspace/mcp?repository={repository}&profile={profile}, on
+// the official MCP SDK (@modelcontextprotocol/server): the 2026-07-28 revision (stateless, per-request
+// _meta, server/discover) and, through the SDK's stateless legacy fallback, the initialize path of
+// 2025-11-25 and 2025-06-18 clients. Answers are single JSON bodies (no SSE stream, no session).
+//
+// One facade, two doors: every tool call is handed to the HTTP facade's own handler (server.ts) as the
+// request its operation would be over HTTP, with the bearer token of the MCP request. So the token,
+// origin, scope, decoding, bounds, durability and error codes are those of the HTTP facade, and a tool's
+// structuredContent is the HTTP answer; a refused call is a tool error whose structuredContent is the
+// facade's {"error":{"code","message"}} document.
+//
+// Before the SDK sees a request: POST only (405 otherwise), no Origin header unless allowed (403), a
+// valid unrevoked token (401), the repository and profile of the query as the facade checks them, and
+// a bounded body (413).
+
+import type * as http from 'node:http';
+import { Readable } from 'node:stream';
+import { createMcpHandler, McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import type { TokenActor } from '../core/authority/types.js';
+import { OPERATION_MAX_BYTES } from '../core/contract/ops.js';
+import { ID_RE, isRepository } from '../core/contract/paths.js';
+import { READ_SCOPE_OPERATIONS, TOOLS, type ToolSpec } from '../core/contract/tools.js';
+import { AGENTSCM_VERSION } from '../version.js';
+import { exchange, type Exchange, type RequestListener } from './http.js';
+
+export const MCP_PATH = '/v1/hub/workspace/mcp';
+/** An MCP request body: a tool's arguments within the facade's bound, plus the JSON-RPC envelope. */
+export const MCP_MAX_BYTES = OPERATION_MAX_BYTES + 16 * 1024;
+
+/** The profiles a Hub serves (server.ts HubSet): the same lookups as the HTTP facade's. */
+interface McpHubs {
+  state(repository: string, profile: string): { readonly authority: { getProfile(repository: string, profile: string): unknown } } | undefined;
+  authenticate(token: string | undefined, target: ReturnType<McpHubs['state']>): TokenActor | undefined;
+}
+
+type FacadeHandler = (ex: Exchange) => Promise<void>;
+
+const errorJson = (code: string, message: string) => JSON.stringify({ error: { code, message } });
+
+/**
+ * A tool's input schema as the SDK takes it: the JSON Schema of the operation's request (without
+ * `operation`), with validation left to the facade so that bad input gets the facade's error code.
+ */
+function inputSchema(spec: ToolSpec): StandardSchemaWithJSON<Record<string, unknown>> {
+  const schema = spec.request.omit({ operation: true });
+  let json: Record<string, unknown> | undefined;
+  const jsonSchema = () => (json ??= schema.toJSONSchema({ target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'agentscm',
+      validate: (value: unknown) => ({ value: value as Record<string, unknown> }),
+      jsonSchema: { input: jsonSchema, output: jsonSchema },
+    },
+  };
+}
+
+const SCHEMAS = new Map(TOOLS.map((t) => [t.name, inputSchema(t)]));
+
+/** Runs one operation through the facade as an HTTP request would: resolves its status and JSON text. */
+function viaFacade(handler: FacadeHandler, token: string, repository: string, profile: string, body: string): Promise<{ status: number; json: string }> {
+  const bytes = Buffer.from(body, 'utf8');
+  const url = `/v1/hub/workspace/repositories/${repository.split('/').map(encodeURIComponent).join('/')}/profiles/${encodeURIComponent(profile)}/agent-tasks`;
+  return new Promise((resolve) => {
+    let asked = false;
+    void handler({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(bytes.length) },
+      body(max: number) {
+        if (asked) return Promise.reject(new Error('the body was asked for twice'));
+        asked = true;
+        return Promise.resolve(bytes.length > max ? undefined : bytes);
+      },
+      answer(status: number, json: string) {
+        resolve({ status, json });
+      },
+    });
+  });
+}
+
+interface ActorExtra {
+  readonly actor: TokenActor;
+  readonly repository: string;
+  readonly profile: string;
+  /** The tools a tools/call request calls: only these are registered. */
+  readonly only?: readonly string[];
+}
+
+function toolServer(handler: FacadeHandler, token: string, { actor, repository, profile, only }: ActorExtra): McpServer {
+  const server = new McpServer(
+    { name: 'agentscm-hub', version: AGENTSCM_VERSION },
+    {
+      instructions:
+        `The agentscm task contract of ${repository}, profile ${profile}. Start with capabilities and next; ` +
+        'a refused call carries {"error":{"code","message"}} with a stable code.',
+    },
+  );
+  for (const spec of TOOLS) {
+    if ((actor.scope === 'read' && !spec.read) || (only !== undefined && !only.includes(spec.name))) continue;
+    server.registerTool(
+      spec.name,
+      { description: spec.description, inputSchema: SCHEMAS.get(spec.name)!, annotations: { readOnlyHint: spec.read, idempotentHint: true, openWorldHint: false } },
+      async (args: Record<string, unknown>) => {
+        const doc = args !== null && typeof args === 'object' && !Array.isArray(args) && !Object.hasOwn(args, 'operation') ? { operation: spec.name, ...args } : { operation: spec.name, arguments: args };
+        const { status, json } = await viaFacade(handler, token, repository, profile, JSON.stringify(doc));
+        const answer = JSON.parse(json) as Record<string, unknown>;
+        return status === 200 ? { content: [{ type: 'text', text: json }], structuredContent: answer } : { content: [{ type: 'text', text: json }], structuredContent: answer, isError: true };
+      },
+    );
+  }
+  return server;
+}
+
+/** The JSON-RPC document of a body, or undefined when it is not JSON (the SDK then answers the parse error). */
+function parseBody(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tool names a JSON-RPC document (one message or a batch) calls with tools/call. */
+function calledTools(doc: unknown): string[] {
+  return (Array.isArray(doc) ? doc : [doc]).flatMap((m: unknown) => {
+    const msg = m as { method?: unknown; params?: { name?: unknown } } | null;
+    return msg?.method === 'tools/call' ? [typeof msg.params?.name === 'string' ? msg.params.name : ''] : [];
+  });
+}
+
+/** The MCP endpoint as a node:http listener; `handler` is the HTTP facade's (server.ts createHandler). */
+export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: string) => void, allowedOrigins: readonly string[] = []): RequestListener {
+  const mcp = createMcpHandler(
+    ({ authInfo }) => {
+      const a = authInfo?.extra as ActorExtra | undefined;
+      if (!a || !authInfo) throw new Error('no authenticated actor');
+      return toolServer(handler, authInfo.token, a);
+    },
+    { legacy: 'stateless', responseMode: 'auto', maxRequestBodySize: MCP_MAX_BYTES, onerror: (e) => log(`hub: mcp: ${e.message.slice(0, 200)}`) },
+  );
+  return (req, res) => {
+    const ex = exchange(req, res);
+    const refuse = (status: number, code: string, message: string, close = false) => ex.answer(status, errorJson(code, message), close);
+    void (async () => {
+      if (req.method !== 'POST') {
+        res.setHeader('allow', 'POST');
+        return refuse(405, 'method_not_allowed', 'use POST (a stateless endpoint: no GET stream, no session to DELETE)');
+      }
+      // A browser page must not reach the Hub: MCP hosts send no Origin header.
+      const origin = req.headers.origin;
+      if (origin !== undefined && !allowedOrigins.includes(origin)) return refuse(403, 'origin_not_allowed', 'requests from this Origin are refused');
+      const h = req.headers.authorization;
+      const token = typeof h === 'string' ? /^Bearer ([!-~]{1,512})$/.exec(h)?.[1] : undefined;
+      const q = new URL(req.url ?? '', 'http://hub').searchParams;
+      const repository = q.get('repository');
+      const profile = q.get('profile');
+      const wellFormed = repository !== null && profile !== null && isRepository(repository) && ID_RE.test(profile);
+      const target = wellFormed ? hubs.state(repository, profile) : undefined;
+      const actor = hubs.authenticate(token, target);
+      if (!actor || token === undefined) {
+        res.setHeader('www-authenticate', 'Bearer');
+        return refuse(401, 'unauthenticated', 'missing, unknown or revoked workspace token', true);
+      }
+      if (!wellFormed) return refuse(400, 'invalid_request', 'the query names no valid repository and profile');
+      if (actor.repository !== null && actor.repository !== repository) return refuse(403, 'forbidden', 'the token does not grant this repository');
+      if (!target || !target.authority.getProfile(repository, profile)) return refuse(404, 'profile_not_found', 'no such agent-task profile');
+      const ctype = req.headers['content-type'];
+      if (typeof ctype !== 'string' || !/^application\/json(\s*;\s*charset=utf-8)?$/i.test(ctype)) return refuse(415, 'unsupported_media_type', 'send application/json');
+      const body = await ex.body(MCP_MAX_BYTES);
+      if (body === undefined) return refuse(413, 'body_too_large', `MCP request bodies are at most ${MCP_MAX_BYTES} bytes`, true);
+      const doc = parseBody(body);
+      const called = calledTools(doc);
+      if (actor.scope === 'read' && called.some((n) => !READ_SCOPE_OPERATIONS.includes(n))) {
+        res.setHeader('www-authenticate', 'Bearer error="insufficient_scope"');
+        return refuse(403, 'insufficient_scope', 'a read-scope token runs only the read-only operations');
+      }
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+      // A tools/call request's server needs only the tools it calls (registering all sixteen per request costs).
+      const extra: ActorExtra = { actor, repository, profile, ...(!Array.isArray(doc) && called.length === 1 ? { only: called } : {}) };
+      // A parsed body is handed over as such; the SDK reads the request's own body only when it is not JSON.
+      // A stream the SDK serves (subscriptions/listen) ends when the client goes away.
+      const gone = new AbortController();
+      res.once('close', () => gone.abort());
+      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, signal: gone.signal, ...(doc === undefined ? { body } : {}) });
+      const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, ...(doc === undefined ? {} : { parsedBody: doc }) });
+      const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store' };
+      answer.headers.forEach((v, k) => {
+        if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection') outHeaders[k] = v;
+      });
+      if (answer.body !== null && /^text\/event-stream/i.test(answer.headers.get('content-type') ?? '')) {
+        // An event stream goes out as it is written (chunked).
+        res.writeHead(answer.status, outHeaders);
+        Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream<Uint8Array>).on('error', () => res.destroy()).pipe(res);
+        return;
+      }
+      const out = Buffer.from(await answer.arrayBuffer());
+      res.writeHead(answer.status, { ...outHeaders, 'content-length': out.length });
+      res.end(out);
+    })().catch((e: unknown) => {
+      log(`hub: mcp: internal error (${e instanceof Error ? e.name : 'unknown'})`);
+      if (!res.headersSent) refuse(500, 'internal', 'internal error');
+      else res.destroy();
+    });
+  };
+}

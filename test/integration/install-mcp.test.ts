@@ -1,0 +1,61 @@
+// `agentscm install-mcp`: merges one server entry into .mcp.json (Claude Code) or .codex/config.toml
+// (Codex), idempotent, replacing its own entry in place, never writing a token.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { agentscm, json } from '../support/cli.js';
+import { tempDir } from '../support/hub.js';
+
+const install = (project: string, host: string, ...rest: string[]) =>
+  agentscm(['install-mcp', '--host', host, '--endpoint', 'http://127.0.0.1:7777', '--repository', 'acme/demo', '--profile', 'default', '--project', project, ...rest, '--json']);
+const URL_ = 'http://127.0.0.1:7777/v1/hub/workspace/mcp?repository=acme%2Fdemo&profile=default';
+
+test('install-mcp --host claude-code: merges mcpServers.agentscm with an env-expanded header, idempotent', () => {
+  const project = tempDir('mcp-claude');
+  fs.writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: { other: { type: 'stdio', command: 'x' } }, extra: 1 }));
+  const r = install(project, 'claude-code');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(json(r).changed, true);
+  const doc = JSON.parse(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8'));
+  assert.deepEqual(doc, {
+    mcpServers: { other: { type: 'stdio', command: 'x' }, agentscm: { type: 'http', url: URL_, headers: { Authorization: 'Bearer ${AGENTSCM_MCP_TOKEN}' } } },
+    extra: 1,
+  });
+  const before = fs.readFileSync(path.join(project, '.mcp.json'), 'utf8');
+  const again = install(project, 'claude-code');
+  assert.equal(json(again).changed, false);
+  assert.equal(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8'), before);
+  const other = install(project, 'claude-code', '--token-env', 'MY_TOKEN');
+  assert.equal(json(other).changed, true);
+  assert.equal(JSON.parse(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8')).mcpServers.agentscm.headers.Authorization, 'Bearer ${MY_TOKEN}');
+  assert.doesNotMatch(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8'), /agentscm_wt1_/);
+});
+
+test('install-mcp --host codex: one [mcp_servers.agentscm] table with bearer_token_env_var, other lines kept, idempotent', () => {
+  const project = tempDir('mcp-codex');
+  fs.mkdirSync(path.join(project, '.codex'));
+  const file = path.join(project, '.codex', 'config.toml');
+  fs.writeFileSync(file, 'model = "x"\n\n[mcp_servers.agentscm]\nurl = "http://old"\n\n[mcp_servers.agentscm.env]\nA = "1"\n\n[mcp_servers.other]\ncommand = "y"\n');
+  const r = install(project, 'codex');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(json(r).changed, true);
+  assert.equal(fs.readFileSync(file, 'utf8'), `model = "x"\n\n[mcp_servers.agentscm]\nurl = "${URL_}"\nbearer_token_env_var = "AGENTSCM_MCP_TOKEN"\n\n[mcp_servers.other]\ncommand = "y"\n`);
+  assert.equal(json(install(project, 'codex')).changed, false);
+  const fresh = tempDir('mcp-codex-new');
+  assert.equal(install(fresh, 'codex').code, 0);
+  assert.equal(fs.readFileSync(path.join(fresh, '.codex', 'config.toml'), 'utf8'), `[mcp_servers.agentscm]\nurl = "${URL_}"\nbearer_token_env_var = "AGENTSCM_MCP_TOKEN"\n`);
+});
+
+test('install-mcp refuses a bad endpoint, env var name or host, and a damaged .mcp.json, changing nothing', () => {
+  const project = tempDir('mcp-bad');
+  assert.equal(agentscm(['install-mcp', '--host', 'vim', '--endpoint', 'http://h:1', '--repository', 'a/b', '--profile', 'p', '--project', project]).code, 2);
+  assert.equal(agentscm(['install-mcp', '--host', 'codex', '--endpoint', 'http://h:1/x?y', '--repository', 'a/b', '--profile', 'p', '--project', project]).code, 2);
+  assert.equal(install(project, 'codex', '--token-env', 'bad-name').code, 2);
+  fs.writeFileSync(path.join(project, '.mcp.json'), '{"mcpServers": [');
+  const r = install(project, 'claude-code');
+  assert.notEqual(r.code, 0);
+  assert.equal(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8'), '{"mcpServers": [');
+  assert.equal(fs.existsSync(path.join(project, '.codex')), false);
+});
