@@ -853,16 +853,19 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'register the task-stop Stop hook in a project\'s Claude Code or Codex hook config',
     details:
       'Merges one Stop handler into PROJECT/.claude/settings.json (claude-code) or PROJECT/.codex/hooks.json (codex), keeping ' +
-      'everything else; running it again with the same arguments changes nothing, and other arguments replace the handler of ' +
-      'the same Change in place, whichever entry path it names (so one an earlier release wrote too). The command is `exec` with absolute paths of node and of the bundled hook entry dist/bundles/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
-      'The token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
+      'everything else (Tree Ring\'s lifecycle hooks too), and reads the file back to check it; running it again with the same arguments changes nothing, and other arguments (another Change too) replace the handler of ' +
+      'the same workspace in place, whichever entry path it names (so one an earlier release wrote too); --uninstall removes it. The command is a POSIX sh guard, then `exec` with absolute paths of node and of the bundled hook entry dist/bundles/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
+      'When node or the entry is gone, or the working directory was removed, the guard blocks the stop (exit 2, a fixed sentence naming install-stop) instead of letting the agent stop unchecked. ' +
+      'The data dir, project and workspace must exist; the token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
       'Codex, the hook must also be trusted in /hooks before it runs.',
-    args: [CHANGE_ARG],
+    args: [{ ...CHANGE_ARG, required: false, help: `${CHANGE_ARG.help} (required unless --uninstall)` }],
     options: [
       { flag: 'host', value: 'claude-code|codex', help: 'which host to configure', required: true },
-      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace'),
+      // Required unless --uninstall (checked by the command).
+      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace').map(({ required: _r, ...o }) => o),
       { flag: 'workspace', value: 'PATH', help: 'the workspace the hook checks', defaultText: 'the project directory' },
       { flag: 'project', value: 'DIR', help: 'the project whose hook config is written', defaultText: 'the current directory' },
+      { flag: 'uninstall', help: 'remove the workspace\'s Stop handler instead (needs only --host, --project, --workspace)' },
     ],
     load: () => import('../commands/install-stop.js'),
   },
