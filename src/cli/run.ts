@@ -101,7 +101,8 @@ export function renderPlain(data: unknown): string {
 }
 
 function reportError(ctx: CommandContext, name: string, err: AgentscmError, policy: ErrorPolicy, json: boolean, redact?: (message: string) => string): number {
-  const flat = err.message.replace(/[\r\n]+/g, ' ');
+  // One line, and no terminal control: a message may quote what a Hub or a file said.
+  const flat = err.message.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   const oneLine = redact ? redact(flat) : flat;
   if (policy === 'tree-ring') {
     ctx.stderr.write(`error: ${oneLine}\n`);

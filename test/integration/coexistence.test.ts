@@ -108,6 +108,18 @@ describe('checkpoint and tool state', () => {
   });
 });
 
+test("Tree Ring's secret screen refuses agentscm's own workspace token, and never prints it back", () => {
+  const s = adminSetup();
+  tr(s.workspace, ['init']);
+  const token = fs.readFileSync(s.tokenFile, 'utf8').trim();
+  assert.match(token, /^agentscm_wt1_/);
+  const r = treeRing(['remember', `The Hub token is ${token} for later.`, '--event-type', 'lesson', '--scope', 'project', '--project', 'shop'], { cwd: s.workspace });
+  assert.equal(r.code, 2, r.stdout + r.stderr);
+  assert.ok(!r.stderr.includes(token.slice(14)) && !r.stdout.includes(token.slice(14)), 'the secret part is not echoed');
+  const exported = treeRing(['export'], { cwd: s.workspace });
+  assert.ok(!exported.stdout.includes('agentscm_wt1_'), 'nothing was stored');
+});
+
 describe('shared hook files', () => {
   test('install-stop first, then tree-ring init: both handlers present and both working', () => {
     const s = adminSetup();
@@ -207,6 +219,22 @@ describe('the installed Stop command fails closed', () => {
       const r = runInstalled(h, (c) => c, doomed, `cd ${doomed} && rmdir ${doomed} && `);
       assert.equal(r.code, 2, `${h}, cwd gone: ${r.stderr}`);
       assert.ok(r.stderr.includes(HOOK_CANNOT_RUN));
+    }
+  });
+
+  test('a counter directory others can write blocks (local_store) instead of counting', async () => {
+    const args = ['--data-dir', s.dataDir, 'skill-workflow', 'task-stop', 'c1', '--endpoint', hub.url, '--repository', REPO, '--profile', PROFILE, '--token-file', s.tokenFile, '--workspace', s.workspace];
+    const open = tempDir('state');
+    fs.chmodSync(open, 0o777);
+    const loose = tempDir('state');
+    fs.mkdirSync(path.join(loose, 'agent-stop'), { mode: 0o700 });
+    fs.chmodSync(path.join(loose, 'agent-stop'), 0o770);
+    for (const [what, state] of [['world-writable state dir', open], ['group-writable agent-stop', loose]] as const) {
+      const r = await runAsync(args, stopPayload('claude-code', `sess-${what}`, true, s.workspace), { PATH: process.env.PATH, HOME: s.root, AGENTSCM_STATE_DIR: state }, STOP_HOOK_BUNDLE);
+      assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+      assert.equal(reasonDoc(r.stdout).error, 'local store unavailable', what);
+      const dir = path.join(state, 'agent-stop');
+      assert.equal(fs.existsSync(dir) ? fs.readdirSync(dir).length : 0, 0, `${what}: no counter written`);
     }
   });
 
