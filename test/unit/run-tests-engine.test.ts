@@ -37,3 +37,17 @@ test('with CI=true a missing engine fails the run instead of skipping', () => {
   assert.match(r.stderr, /CI runs every test: .*apt-get install/);
   assert.equal(r.stdout, '', 'nothing ran');
 });
+
+test("npm run demo's first step stops at once without an engine, saying what to install (before any build)", () => {
+  const script = path.join(REPO_ROOT, 'scripts', 'demo-preflight.mjs');
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  assert.ok(pkg.scripts.demo!.startsWith('node scripts/demo-preflight.mjs && npm run build'), pkg.scripts.demo);
+  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', env: noEngineEnv(), timeout: 30_000 });
+  assert.equal(r.status, 12, r.stderr);
+  assert.match(r.stderr, /^agentscm demo: .*apt-get install -y podman runc busybox-static/);
+  assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
+  if (process.env.DOCKER_HOST) {
+    const ok = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(ok.status, 0, `with the engine this run has: ${ok.stderr}`);
+  }
+});
