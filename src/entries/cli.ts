@@ -59,6 +59,7 @@ export const GROUPS: readonly GroupSpec[] = [
   AGENT_TASK_GROUP,
   { path: ['agent-task', 'key'], summary: 'the collector host\'s Ed25519 signing key' },
   { path: ['agent-task', 'observation'], summary: 'registered-observation digests and signatures' },
+  { path: ['agent-task', 'transfer'], summary: 'the collector\'s retained signed transfers' },
   { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },
   { path: ['tree-ring', 'policy'], summary: 'coordinated write policy of a Tree Ring store' },
   { path: ['authority'], summary: 'trusted-local administration of the data dir (no HTTP, never generates keys)' },
@@ -827,6 +828,20 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'state-dir', value: 'DIR', help: 'the collector state dir', defaultText: 'KEY_DIR/state' },
     ],
     load: () => import('../commands/agent-task/retry-upload.js'),
+  },
+  {
+    path: ['agent-task', 'transfer', 'show'],
+    summary: 'show an attempt\'s retained transfer readably: outcome, exit, the end of its stdout and stderr',
+    details:
+      'Reads the retained signed transfer of the attempt from the collector state dir (local, read-only; no Hub call): the ' +
+      'task and step, outcome, exit code, times, output sizes and the last lines (at most 2 KiB) of stdout and stderr, with ' +
+      'control characters escaped as \\xHH. This is where a check that failed (collector_not_passed) says why.',
+    options: [
+      { flag: 'attempt-id', value: 'ID', help: 'the attempt whose transfer is retained', required: true },
+      { flag: 'key-dir', value: 'DIR', help: 'the collector key dir (state in KEY_DIR/state)' },
+      { flag: 'state-dir', value: 'DIR', help: 'the collector state dir', defaultText: 'KEY_DIR/state' },
+    ],
+    load: () => import('../commands/agent-task/transfer-show.js'),
   },
   {
     path: ['skill-workflow', 'task-stop'],
