@@ -28,6 +28,9 @@ export interface Program {
 }
 
 export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
+  // NO_COLOR (no-color.org: set and not empty) turns colour off everywhere, ink's views included:
+  // chalk, which ink colours with, reads FORCE_COLOR=0 as "no colour" when it loads.
+  if (ctx.env.NO_COLOR !== undefined && ctx.env.NO_COLOR !== '' && process.env.FORCE_COLOR === undefined) process.env.FORCE_COLOR = '0';
   let policy: ErrorPolicy = program.defaultErrorPolicy;
   let json = argv.includes('--json');
   let resolved: CommandSpec | undefined;
