@@ -731,7 +731,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     path: ['authority', 'revoke-enrollment'],
     summary: 'revoke an enrollment; evidence from it stops counting, and re-enrolling makes a new epoch',
-    options: [DATA_DIR, { flag: 'registration-id', value: 'ID', help: 'the registration_id printed by enroll', required: true }],
+    details: 'Asks to confirm at a terminal, as enroll does; --yes skips the question (without a terminal it is required).',
+    options: [
+      DATA_DIR,
+      { flag: 'registration-id', value: 'ID', help: 'the registration_id printed by enroll', required: true },
+      { flag: 'yes', help: 'revoke without asking' },
+    ],
     load: () => import('../commands/authority/revoke-enrollment.js'),
   },
   {
