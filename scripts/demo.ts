@@ -132,11 +132,13 @@ async function main(): Promise<number> {
       }));
       const att = claim.attempt as Record<string, unknown>;
       agentscm(['agent-task', 'collect', change, ...call, '--task-id', String(att.task_id), '--attempt-id', String(att.attempt_id), '--key-dir', keyDir]);
+      // The failed check's retained record, readably: exit code and the end of its output.
+      if (!expectQualified) agentscm(['agent-task', 'transfer', 'show', '--attempt-id', String(att.attempt_id), '--key-dir', keyDir]);
       if (expectQualified) {
         agentscm(['agent-task', 'qualification', change, ...call], 8, (o) => o.split('\n').filter((l) => /^(qualified|next)/.test(l)).join('\n') + '\n');
         agentscm(['agent-task', 'collector-finalize', change, ...call]);
       }
-      agentscm(['agent-task', 'qualification', change, ...call], expectQualified ? 0 : 8, (o) => o.split('\n').filter((l) => /^(qualified|subject_current|revision|receipt_digest|failures|next)/.test(l)).join('\n') + '\n');
+      agentscm(['agent-task', 'qualification', change, ...call], expectQualified ? 0 : 8, (o) => o.split('\n').filter((l) => /^(qualified|subject_current|revision|receipt_digest|failures|next|why)/.test(l)).join('\n') + '\n');
     };
 
     say('5. Checkpoint the workspace, claim the check, collect it in a container, finalize: the Hub says qualified: true.');

@@ -33,6 +33,9 @@ export interface Program {
 }
 
 export async function runProgram(program: Program, argv: readonly string[], ctx: CommandContext): Promise<number> {
+  // NO_COLOR (no-color.org: set and not empty) turns colour off everywhere, ink's views included:
+  // chalk, which ink colours with, reads FORCE_COLOR=0 as "no colour" when it loads.
+  if (ctx.env.NO_COLOR !== undefined && ctx.env.NO_COLOR !== '' && process.env.FORCE_COLOR === undefined) process.env.FORCE_COLOR = '0';
   let policy: ErrorPolicy = program.defaultErrorPolicy;
   let json = argv.includes('--json');
   let resolved: CommandSpec | undefined;
@@ -112,7 +115,8 @@ export function renderPlain(data: unknown): string {
 }
 
 function reportError(ctx: CommandContext, name: string, err: AgentscmError, policy: ErrorPolicy, json: boolean, redact?: (message: string) => string): number {
-  const flat = err.message.replace(/[\r\n]+/g, ' ');
+  // One line, and no terminal control: a message may quote what a Hub or a file said.
+  const flat = err.message.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   const oneLine = redact ? redact(flat) : flat;
   if (policy === 'tree-ring') {
     ctx.stderr.write(`error: ${oneLine}\n`);

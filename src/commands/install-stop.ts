@@ -4,14 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
-import { usageError } from '../core/errors.js';
+import { badInput, usageError } from '../core/errors.js';
 import { clientEndpoint, readCaFile, readTokenFile } from '../core/hub-client/client.js';
 import { installStopHook, stopCommand } from '../core/hooks/install.js';
 import type { StopHost } from '../core/hooks/stop-guard.js';
 import { requireAbsolute } from '../core/fs/safe.js';
 import { parsePublicKeyHex, toHex } from '../core/crypto/ed25519.js';
 import { readHubKey } from '../core/crypto/hub-key.js';
-import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
+import { boolOpt, idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
 
 /** This installation's root (dist/src/commands/ -> the package). */
 const PKG_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -24,10 +24,29 @@ function ourHookEntry(): string {
   return fs.existsSync(bundle) ? bundle : path.join(PKG_ROOT, 'bin', 'agentscm.js');
 }
 
+/** An existing directory, as install-stop must find it: the hook would only ever block on a missing one. */
+function existingDir(p: string, what: string): string {
+  const st = fs.statSync(p, { throwIfNoEntry: false });
+  if (!st || !st.isDirectory()) throw badInput(`${what} ${p} is not an existing directory`, 'NOT_A_DIRECTORY');
+  return p;
+}
+
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const hostOpt = stringOpt(inv, 'host');
   if (hostOpt !== 'claude-code' && hostOpt !== 'codex') throw usageError('--host must be claude-code or codex');
   const host: StopHost = hostOpt;
+  const hostName = host === 'claude-code' ? 'Claude Code' : 'Codex';
+  const project = existingDir(path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.'), 'project');
+  const workspace = existingDir(path.resolve(ctx.cwd, optionalStringOpt(inv, 'workspace') ?? project), 'workspace');
+  if (boolOpt(inv, 'uninstall')) {
+    // Only the workspace's own handler goes; the rest of the file (Tree Ring's hooks, the project's) stays.
+    const { file, changed } = installStopHook(host, project, workspace, undefined);
+    return {
+      data: { host, mode: 'task-stop', file, changed, uninstalled: true },
+      text: `${changed ? 'removed' : 'not installed'}: ${hostName} Stop hook for workspace ${workspace} in ${file}`,
+    };
+  }
+  if (inv.args[0] === undefined) throw usageError('CHANGE is required (unless --uninstall)');
   const change = idArg(inv, 0, 'CHANGE');
   const tokenFile = requireAbsolute(stringOpt(inv, 'token-file'), '--token-file');
   readTokenFile(tokenFile); // refuse now what the hook could never read
@@ -37,9 +56,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const caOpt = optionalStringOpt(inv, 'ca-file');
   const caFile = caOpt === undefined ? undefined : requireAbsolute(caOpt, '--ca-file');
   clientEndpoint(endpoint, caFile === undefined ? undefined : readCaFile(caFile));
-  const project = path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.');
-  const workspace = path.resolve(ctx.cwd, optionalStringOpt(inv, 'workspace') ?? project);
-  const dataDir = path.resolve(ctx.cwd, stringOpt(inv, 'data-dir'));
+  const dataDir = existingDir(path.resolve(ctx.cwd, stringOpt(inv, 'data-dir')), 'data dir');
   // The pinned Hub key: given, else the one the Hub recorded in the data dir, else none.
   const keyOpt = optionalStringOpt(inv, 'hub-key');
   const pinned = keyOpt !== undefined ? parsePublicKeyHex(keyOpt) : readHubKey(dataDir);
@@ -58,8 +75,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     workspace,
     hubKey,
   });
-  const { file, changed } = installStopHook(host, project, change, command);
-  const hostName = host === 'claude-code' ? 'Claude Code' : 'Codex';
+  const { file, changed } = installStopHook(host, project, workspace, command);
   const instructions =
     'The agent\'s guidance is the "Workflow tasks" block (`agentscm init-repo` writes it into AGENTS.md, Cursor rules and ' +
     '.github/copilot-instructions.md): discover with `agentscm agent-task capabilities` and `next`, then fetch ' +

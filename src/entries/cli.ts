@@ -65,6 +65,7 @@ export const GROUPS: readonly GroupSpec[] = [
   AGENT_TASK_GROUP,
   { path: ['agent-task', 'key'], summary: 'the collector host\'s Ed25519 signing key' },
   { path: ['agent-task', 'observation'], summary: 'registered-observation digests and signatures' },
+  { path: ['agent-task', 'transfer'], summary: 'the collector\'s retained signed transfers' },
   { path: ['tree-ring'], summary: 'Tree Ring memory: local, ring-structured memory for agents (also the `tree-ring` program)' },
   { path: ['tree-ring', 'policy'], summary: 'coordinated write policy of a Tree Ring store' },
   { path: ['authority'], summary: 'trusted-local administration of the data dir (no HTTP, never generates keys)' },
@@ -744,7 +745,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     path: ['authority', 'revoke-enrollment'],
     summary: 'revoke an enrollment; evidence from it stops counting, and re-enrolling makes a new epoch',
-    options: [DATA_DIR, { flag: 'registration-id', value: 'ID', help: 'the registration_id printed by enroll', required: true }],
+    details: 'Asks to confirm at a terminal, as enroll does; --yes skips the question (without a terminal it is required).',
+    options: [
+      DATA_DIR,
+      { flag: 'registration-id', value: 'ID', help: 'the registration_id printed by enroll', required: true },
+      { flag: 'yes', help: 'revoke without asking' },
+    ],
     load: () => import('../commands/authority/revoke-enrollment.js'),
   },
   {
@@ -951,6 +957,20 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('../commands/agent-task/retry-upload.js'),
   },
   {
+    path: ['agent-task', 'transfer', 'show'],
+    summary: 'show an attempt\'s retained transfer readably: outcome, exit, the end of its stdout and stderr',
+    details:
+      'Reads the retained signed transfer of the attempt from the collector state dir (local, read-only; no Hub call): the ' +
+      'task and step, outcome, exit code, times, output sizes and the last lines (at most 2 KiB) of stdout and stderr, with ' +
+      'control characters escaped as \\xHH. This is where a check that failed (collector_not_passed) says why.',
+    options: [
+      { flag: 'attempt-id', value: 'ID', help: 'the attempt whose transfer is retained', required: true },
+      { flag: 'key-dir', value: 'DIR', help: 'the collector key dir (state in KEY_DIR/state)' },
+      { flag: 'state-dir', value: 'DIR', help: 'the collector state dir', defaultText: 'KEY_DIR/state' },
+    ],
+    load: () => import('../commands/agent-task/transfer-show.js'),
+  },
+  {
     path: ['skill-workflow', 'task-stop'],
     summary: 'Claude Code Stop hook: block the stop until the Change\'s current subject is qualified and the workspace is clean',
     details: STOP_HOOK_DETAILS,
@@ -975,17 +995,20 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'register the task-stop Stop hook in a project\'s Claude Code or Codex hook config',
     details:
       'Merges one Stop handler into PROJECT/.claude/settings.json (claude-code) or PROJECT/.codex/hooks.json (codex), keeping ' +
-      'everything else; running it again with the same arguments changes nothing, and other arguments replace the handler of ' +
-      'the same Change in place, whichever entry path it names (so one an earlier release wrote too). The command is `exec` with absolute paths of node and of the bundled hook entry dist/bundles/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
-      'The token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
+      'everything else (Tree Ring\'s lifecycle hooks too), and reads the file back to check it; running it again with the same arguments changes nothing, and other arguments (another Change too) replace the handler of ' +
+      'the same workspace in place, whichever entry path it names (so one an earlier release wrote too); --uninstall removes it. The command is a POSIX sh guard, then `exec` with absolute paths of node and of the bundled hook entry dist/bundles/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
+      'When node or the entry is gone, or the working directory was removed, the guard blocks the stop (exit 2, a fixed sentence naming install-stop) instead of letting the agent stop unchecked. ' +
+      'The data dir, project and workspace must exist; the token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
       'Codex, the hook must also be trusted in /hooks before it runs.',
-    args: [CHANGE_ARG],
+    args: [{ ...CHANGE_ARG, required: false, help: `${CHANGE_ARG.help} (required unless --uninstall)` }],
     options: [
       { flag: 'host', value: 'claude-code|codex', help: 'which host to configure', required: true },
-      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace' && o.flag !== 'hub-key'),
+      // Required unless --uninstall (checked by the command).
+      ...STOP_HOOK_OPTIONS.filter((o) => o.flag !== 'workspace' && o.flag !== 'hub-key').map(({ required: _r, ...o }) => o),
       { flag: 'workspace', value: 'PATH', help: 'the workspace the hook checks', defaultText: 'the project directory' },
       { ...HUB_KEY, defaultText: 'the key `hub serve --receipt-key-dir` recorded in the data dir, else none' },
       { flag: 'project', value: 'DIR', help: 'the project whose hook config is written', defaultText: 'the current directory' },
+      { flag: 'uninstall', help: 'remove the workspace\'s Stop handler instead (needs only --host, --project, --workspace)' },
     ],
     load: () => import('../commands/install-stop.js'),
   },

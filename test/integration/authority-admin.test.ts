@@ -103,10 +103,10 @@ describe('authority administration', () => {
     assert.notEqual(e2.registration_id, e1.registration_id);
     const unknownStep = agentscm(enrollArgs(s.dataDir, hex, '--yes').map((a) => (a === 'check' ? 'nope' : a)));
     assert.equal(unknownStep.code, 3);
-    const rv = agentscm(['authority', 'revoke-enrollment', '--data-dir', s.dataDir, '--registration-id', e1.registration_id, '--json']);
+    const rv = agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', s.dataDir, '--registration-id', e1.registration_id, '--json']);
     assert.equal(json(rv).revoked, true);
-    assert.equal(json(agentscm(['authority', 'revoke-enrollment', '--data-dir', s.dataDir, '--registration-id', e1.registration_id, '--json'])).revoked, false);
-    assert.equal(agentscm(['authority', 'revoke-enrollment', '--data-dir', s.dataDir, '--registration-id', 'reg-none', '--json']).code, 13);
+    assert.equal(json(agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', s.dataDir, '--registration-id', e1.registration_id, '--json'])).revoked, false);
+    assert.equal(agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', s.dataDir, '--registration-id', 'reg-none', '--json']).code, 13);
   });
 
   test('enroll at a terminal shows the key id and scope and asks first', (t) => {
@@ -333,4 +333,17 @@ test('token scope: --scope read is stored, a bad --scope is refused, and a schem
   } finally {
     await hub.stop();
   }
+});
+
+test('revoke-enrollment asks to confirm as enroll does: without a terminal it needs --yes and writes nothing', () => {
+  const s = adminSetup();
+  const key = json(agentscm(['agent-task', 'key', 'generate', '--key-dir', path.join(s.root, 'k'), '--json']));
+  const e = json(agentscm(['authority', 'enroll', '--data-dir', s.dataDir, '--repository', REPO, '--profile', PROFILE, '--step', 'check', '--executor-id', 'x1', '--public-key', String(key.public_key), '--yes', '--json']));
+  for (const cmd of [['authority', 'revoke-enrollment', '--data-dir', s.dataDir, '--registration-id', String(e.registration_id)], ['authority', 'enroll', '--data-dir', s.dataDir, '--repository', REPO, '--profile', PROFILE, '--step', 'check', '--executor-id', 'x2', '--public-key', String(key.public_key)]]) {
+    const r = agentscm(cmd);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /asks for confirmation at a terminal; pass --yes/);
+  }
+  const rv = agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', s.dataDir, '--registration-id', String(e.registration_id), '--json']);
+  assert.equal(json(rv).revoked, true, 'the refused attempt wrote nothing; --yes revokes');
 });

@@ -403,7 +403,7 @@ describe('agent-task collect', () => {
       assert.equal(finalize(rig, 'rv').code, 0);
       assert.equal(qualification(rig, 'rv').doc.qualified, true);
       const { c } = retainedOnly('revoked');
-      assert.equal(agentscm(['authority', 'revoke-enrollment', '--data-dir', rig.dataDir, '--registration-id', rig.registrationId, '--json']).code, 0);
+      assert.equal(agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', rig.dataDir, '--registration-id', rig.registrationId, '--json']).code, 0);
       const r = retryUpload(rig, c);
       assert.equal(r.code, 7, r.stdout + r.stderr);
       assert.match(r.stdout, /ENROLLMENT_REVOKED/);

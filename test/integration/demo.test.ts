@@ -16,5 +16,9 @@ test('the demo runs end to end: qualified for the passing check, not for the bro
   assert.match(r.stdout, /collected task-[0-9a-f]+: passed \(exit 0\)/);
   assert.match(r.stdout, /collected task-[0-9a-f]+: failed \(exit 1\)[\s\S]*\(exit 0\)/);
   assert.match(r.stdout, /"code":"collector_not_passed"/);
+  // Why it failed: collect and transfer show print the end of the check's output; qualification names transfer show.
+  assert.match(r.stdout, /collected task-[0-9a-f]+: failed \(exit 1\)\n(stdout|stderr)( \(last lines\))?:\n  \| /);
+  assert.match(r.stdout, /^attempt \S+ \(task task-[0-9a-f]+, step check\): failed \(exit 1\)$/m);
+  assert.match(r.stdout, /^why: .*agentscm agent-task transfer show --attempt-id/m);
   assert.match(r.stdout, /^# Done: /m);
 });

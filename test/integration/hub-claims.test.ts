@@ -330,7 +330,7 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
   });
 
   test('after revocation: a result is refused and evidence retained earlier stops counting', () => {
-    assert.equal(agentscm(['authority', 'revoke-enrollment', '--data-dir', s.dataDir, '--registration-id', registrationId, '--json']).code, 0);
+    assert.equal(agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', s.dataDir, '--registration-id', registrationId, '--json']).code, 0);
     const r = c('result', '--assertion', presigned);
     assert.equal(r.code, 7, r.stdout);
     assert.equal(errCode(r), 'ENROLLMENT_NOT_CURRENT');

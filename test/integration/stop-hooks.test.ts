@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { COMMANDS } from '../../src/entries/cli.js';
 import { RACY_MARGIN_MS } from '../../src/core/native/snapshot.js';
 import { STOP_HOOK_SPECS } from '../../src/entries/stop-hook-spec.js';
+import { STOP_GUARD_SCRIPT } from '../../src/core/hooks/install.js';
 import { agentscm, json, REPO_ROOT } from '../support/cli.js';
 import { assertCodexHookStdout, codexSchemaErrors } from '../support/hosts/schemas.js';
 import { adminSetup, checkpointArgs, PROFILE, REPO, startHub, tempDir, type RunningHub, type Setup } from '../support/hub.js';
@@ -569,7 +570,7 @@ describe('install-stop and init-repo', () => {
     assert.equal(settings.hooks.Stop.length, 2);
     assert.deepEqual(settings.hooks.Stop[0], existing.hooks.Stop[0]);
     const cmd: string = settings.hooks.Stop[1].hooks[0].command;
-    assert.ok(cmd.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs')} `), cmd);
+    assert.ok(cmd.startsWith(`sh -c '${STOP_GUARD_SCRIPT}' agentscm-stop-hook ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs')} `), cmd);
     assert.match(cmd, / skill-workflow task-stop c1 /);
     assert.ok(cmd.includes(`--workspace ${project}`));
     const bytes = fs.readFileSync(path.join(project, '.claude', 'settings.json'));
@@ -592,7 +593,7 @@ describe('install-stop and init-repo', () => {
     assert.match(r.stdout, /^installed: /m);
     const replaced = JSON.parse(fs.readFileSync(path.join(project, '.claude', 'settings.json'), 'utf8'));
     assert.equal(replaced.hooks.Stop.length, 2);
-    assert.ok(replaced.hooks.Stop[1].hooks[0].command.startsWith(`exec ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs')} `));
+    assert.ok(replaced.hooks.Stop[1].hooks[0].command.startsWith(`sh -c '${STOP_GUARD_SCRIPT}' agentscm-stop-hook ${process.execPath} ${path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs')} `));
 
     r = agentscm([...args('codex'), '--json']);
     assert.equal(r.code, 0, r.stderr);

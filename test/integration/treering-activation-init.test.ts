@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { LIFECYCLE_MARKER } from '../../src/core/treering/activation/constants.js';
+import { hookCommand } from '../../src/core/treering/activation/bridges.js';
 import { initActivation } from '../../src/core/treering/activation/init.js';
 import { setDirectorySyncForTests } from '../../src/core/treering/activation/projectfs.js';
 import { resolveRoot } from '../../src/core/treering/activation/root.js';
@@ -82,8 +83,14 @@ function write(p: string, rel: string, text: string): void {
 }
 
 const CONFLICTS: { name: string; harness: string; setup: (p: string) => void }[] = [
-  { name: 'existing .claude/settings.json', harness: 'claude-code', setup: (p) => write(p, '.claude/settings.json', '{"permissions":{}}\n') },
-  { name: 'existing .codex/hooks.json', harness: 'codex', setup: (p) => write(p, '.codex/hooks.json', '{"hooks":{}}\n') },
+  // A shared hook file is merged into (test below) unless it is not a hook document or already holds
+  // a Tree Ring handler that is not exactly ours.
+  { name: 'existing .claude/settings.json that is not JSON', harness: 'claude-code', setup: (p) => write(p, '.claude/settings.json', '{"permissions":\n') },
+  {
+    name: 'existing .codex/hooks.json with a changed Tree Ring handler',
+    harness: 'codex',
+    setup: (p) => write(p, '.codex/hooks.json', JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: hookCommand('codex'), timeout: 99 }] }] } })),
+  },
   { name: 'existing project AGENTS.md', harness: 'codex', setup: (p) => write(p, 'AGENTS.md', '# Team contract\n') },
   {
     name: 'AGENTS.md with a changed Tree Ring block',
@@ -127,6 +134,24 @@ for (const c of CONFLICTS) {
   });
 }
 
+test('an existing hook file of another tool gets our handlers beside its own; edits outside ours are accepted', () => {
+  const p = tempProject();
+  write(p, '.claude/settings.json', '{"permissions":{},"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo other"}]}]}}\n');
+  write(p, '.codex/hooks.json', '{"hooks":{}}\n');
+  const r = tr(p, ['init', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  for (const h of ['claude-code', 'codex']) assert.equal(json<{ integrations: { harness_id: string; state: string }[] }>(r).integrations.find((x) => x.harness_id === h)!.state, 'configured-awaiting-proof', h);
+  const settings = JSON.parse(fs.readFileSync(path.join(p, '.claude/settings.json'), 'utf8'));
+  assert.deepEqual(settings.permissions, {});
+  assert.equal(settings.hooks.Stop.length, 2);
+  assert.equal(settings.hooks.Stop[0].hooks[0].command, 'echo other');
+  assert.equal(settings.hooks.Stop[1].hooks[0].command, hookCommand('claude-code'));
+  // Re-indenting the file or adding another tool's handler leaves our handlers verified.
+  settings.hooks.SessionStart.unshift({ matcher: 'startup', hooks: [{ type: 'command', command: 'echo hi' }] });
+  fs.writeFileSync(path.join(p, '.claude/settings.json'), JSON.stringify(settings));
+  assert.equal(statusOf(p, 'claude-code').state, 'configured-awaiting-proof');
+});
+
 test('AGENTS.md that already holds the exact block is accepted; text around it may change', () => {
   const p = tempProject();
   const first = tempProject();
@@ -142,7 +167,9 @@ test('AGENTS.md that already holds the exact block is accepted; text around it m
 test('changed owned material after init -> needs-user-review; missing material is re-created by activate', () => {
   const p = tempProject();
   tr(p, ['init']);
-  fs.appendFileSync(path.join(p, '.claude/settings.json'), ' ');
+  // Our own handler changed (a shared hook file is checked by its Tree Ring handlers, not its bytes).
+  const settingsFile = path.join(p, '.claude/settings.json');
+  fs.writeFileSync(settingsFile, fs.readFileSync(settingsFile, 'utf8').replace('"timeout": 10', '"timeout": 11'));
   assert.equal(statusOf(p, 'claude-code').state, 'needs-user-review');
   const before = snapshotTree(p);
   const a = tr(p, ['integrations', 'activate', '--harness', 'claude-code', '--json']);

@@ -120,7 +120,9 @@ test('a changed managed block or a changed .codex/hooks.json still needs review 
       fs.writeFileSync(AGENTS(p), 'Above.\n' + t.replace('## Tree Ring Memory', '## Tree Ring Memory (edited)'));
     } else {
       fs.writeFileSync(AGENTS(p), 'Above.\n' + fs.readFileSync(AGENTS(p), 'utf8'));
-      fs.appendFileSync(path.join(p, '.codex/hooks.json'), ' ');
+      // Our own handler changed (whitespace or others' handlers in this shared file would not matter).
+      const hooks = path.join(p, '.codex/hooks.json');
+      fs.writeFileSync(hooks, fs.readFileSync(hooks, 'utf8').replace('"timeout": 10', '"timeout": 11'));
     }
     const before = snapshotTree(p);
     assert.equal(initCodex(p).state, 'needs-user-review', change);

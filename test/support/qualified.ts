@@ -17,7 +17,12 @@ export function collectorReady(): boolean {
   return cmds.every((p) => COMMANDS.some((c) => c.path.join(' ') === p)) && fs.existsSync(RIG_FILE);
 }
 
-export const COLLECTOR_SKIP = collectorReady() ? false : 'needs the collector (agent-task collect, collector-finalize and its test rig): not on this branch yet';
+export const COLLECTOR_SKIP =
+  process.env.AGENTSCM_NO_ENGINE === '1'
+    ? 'no container engine (run-tests found none; see its advice line)'
+    : collectorReady()
+      ? false
+      : 'needs the collector (agent-task collect, collector-finalize and its test rig): not on this branch yet';
 
 export interface QualifiedRig {
   root: string;

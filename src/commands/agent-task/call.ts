@@ -12,6 +12,7 @@ import { ANSWERS, ANSWER_MAX_BYTES } from '../../core/contract/ops.js';
 import { HEX64 } from '../../core/crypto/digest.js';
 import { AgentscmError, badInput, EXIT_CODES, usageError } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
+import { renderPlain } from '../../cli/run.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { hasDataDir, localSubject, pickTask } from './local.js';
 import { localTaskRef, pickWireTask, remoteTasks, type TaskRef } from './remote.js';
@@ -110,7 +111,13 @@ export async function runOperation(op: Operation, _ctx: CommandContext, inv: Inv
     if (got.task_id !== task.task_id || got.task_digest !== task.task_digest) throw malformed('answer is about another task');
   }
 
-  if (op === 'qualification') return { data: a, exitCode: a.qualified === true ? EXIT_CODES.OK : EXIT_CODES.NOT_QUALIFIED };
+  if (op === 'qualification') {
+    const exitCode = a.qualified === true ? EXIT_CODES.OK : EXIT_CODES.NOT_QUALIFIED;
+    const failed = (a.failures as Record<string, JsonValue>[]).some((f) => f.code === 'collector_not_passed');
+    // Why a check failed is in its retained record, on the collector host.
+    const why = failed ? 'why: the check failed; `agentscm agent-task transfer show --attempt-id ATTEMPT --key-dir DIR` on the collector host prints its exit code and the end of its output\n' : '';
+    return { data: a, exitCode, ...(failed ? { text: renderPlain(a) + why } : {}) };
+  }
   if (op === 'reference') {
     if (a.status === 'available') return { data: a, text: String(a.content) };
     return { data: a, exitCode: EXIT_CODES.NOT_FOUND };

@@ -6,6 +6,7 @@
 import { Authority } from '../../core/authority/store.js';
 import { canonicalJson, type JsonValue } from '../../core/canonical/json.js';
 import type { Descriptor } from '../../core/contract/collector.js';
+import { outputTail, renderTail, type OutputTail } from '../../core/collector/output-tail.js';
 import { executionRecordBytes, executionRequestBytes, executionRequestDigest, recipeJson, type CollectorProfile } from '../../core/collector/transfer.js';
 import { subjectToJson } from '../../core/authority/plan.js';
 import { verificationKeyId } from '../../core/crypto/ed25519.js';
@@ -137,6 +138,8 @@ async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () =>
     let recovered = false;
     let runMs: number | null = null;
     let exitCode: number | undefined;
+    // The captured output of a run this process completed, to show why a failed check failed.
+    let captured: { stdout: OutputTail; stderr: OutputTail } | undefined;
     if (bytes) {
       resumed = true;
       c.skipAll(progress, ['materialize', 'reserve', 'run', 'sign', 'retain'], 'retained');
@@ -193,6 +196,7 @@ async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () =>
       const observed = profile.runtime_identity_digest;
       const record = c.buildRecord(d.execution_request_digest, observed, run);
       exitCode = record.exit_code;
+      captured = { stdout: outputTail(record.stdout.data_base64, record.stdout.truncated), stderr: outputTail(record.stderr.data_base64, record.stderr.truncated) };
 
       progress.start('sign');
       await statusCheck('before signing', recheck);
@@ -228,11 +232,15 @@ async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () =>
       // Wall time of the container run itself (create to confirmed removal), so overhead can be measured.
       container_ms: runMs,
       upload: view,
+      // A failed check's last output lines, escaped (the record holds all of it).
+      ...(view.outcome === 'failed' && captured ? { stdout_tail: captured.stdout.text, stderr_tail: captured.stderr.text } : {}),
     };
+    const why = view.outcome === 'failed' && captured ? renderTail('stdout', captured.stdout) + renderTail('stderr', captured.stderr) : '';
     return {
       data,
       text:
         `collected ${task.task_id}: ${String(view.outcome)}${exitCode !== undefined ? ` (exit ${exitCode})` : ''}${resumed ? ' [resumed from retained state]' : ''}\n` +
+        why +
         `transfer ${String(view.transfer_digest)} retained by the Hub${view.replayed === true ? ' (retry)' : ''}\n` +
         `next: agentscm agent-task qualification ${idArg(inv, 0, 'CHANGE')} (then collector-finalize when next says so)`,
     };

@@ -1,23 +1,8 @@
-import * as readline from 'node:readline';
 import { Authority } from '../../core/authority/store.js';
 import { parsePublicKeyHex, verificationKeyId } from '../../core/crypto/ed25519.js';
-import { AgentscmError, usageError } from '../../core/errors.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
-import { boolOpt, idOpt, repositoryOpt, stringOpt } from '../options.js';
-
-async function confirm(ctx: CommandContext, question: string): Promise<boolean> {
-  const rl = readline.createInterface({ input: ctx.stdin, output: ctx.stderr as NodeJS.WritableStream, terminal: false });
-  try {
-    const answer = await new Promise<string>((resolve) => {
-      ctx.stderr.write(question);
-      rl.once('line', resolve);
-      rl.once('close', () => resolve(''));
-    });
-    return /^y(es)?$/i.test(answer.trim());
-  } finally {
-    rl.close();
-  }
-}
+import { idOpt, repositoryOpt, stringOpt } from '../options.js';
+import { confirmOrYes } from './confirm.js';
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const repository = repositoryOpt(inv);
@@ -28,16 +13,13 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const publicKey = parsePublicKeyHex(stringOpt(inv, 'public-key'));
   const keyId = verificationKeyId(publicKey);
   const dataDir = stringOpt(inv, 'data-dir');
-  if (!boolOpt(inv, 'yes')) {
-    const tty = (ctx.stdin as { isTTY?: boolean }).isTTY === true;
-    if (!tty) throw usageError('enroll asks for confirmation at a terminal; pass --yes to enroll non-interactively');
-    const ok = await confirm(
-      ctx,
-      `Enroll executor ${executor} with key ${keyId}\n  for repository ${repository}, profile ${profile}, step ${step} only?\n` +
-        `  (observation-only; grants no credentials, receipts or landing) [y/N] `,
-    );
-    if (!ok) throw new AgentscmError('USAGE', 'NOT_CONFIRMED', 'enrollment not confirmed; nothing was written');
-  }
+  await confirmOrYes(
+    ctx,
+    inv,
+    'enroll',
+    `Enroll executor ${executor} with key ${keyId}\n  for repository ${repository}, profile ${profile}, step ${step} only?\n` +
+      `  (observation-only; grants no credentials, receipts or landing) [y/N] `,
+  );
   const a = Authority.open(dataDir);
   try {
     const e = a.enroll({ repository, profile, step_id: step, executor_id: executor, public_key: Buffer.from(publicKey).toString('hex'), verification_key_id: keyId });

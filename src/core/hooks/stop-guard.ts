@@ -30,6 +30,9 @@ export interface StopPayload {
 }
 
 const malformedStdin = () => new AgentscmError('BAD_INPUT', 'MALFORMED_STOP_PAYLOAD', 'the Stop payload on stdin is malformed');
+/** The state dir is another user's or writable by others: the hook blocks (fails closed) on this one. */
+export const COUNTER_DIR_UNSAFE = 'COUNTER_DIR_UNSAFE';
+const counterDirUnsafe = () => new AgentscmError('LOCAL_STATE', COUNTER_DIR_UNSAFE, 'the Stop counter directory is writable by others');
 const counterError = () => new AgentscmError('LOCAL_STATE', 'COUNTER_UNAVAILABLE', 'the Stop continuation counter is unavailable');
 
 /**
@@ -119,14 +122,25 @@ export class ContinuationCounter {
   /**
    * Opens the counter of one (host, session, subject) key. A fresh stop (stop_hook_active false)
    * starts a new run at 0; a continuation keeps the stored count. Anything unreadable throws, and
-   * the hook then exits non-blocking.
+   * the hook then exits non-blocking, except a state or counter directory that others could write
+   * (COUNTER_DIR_UNSAFE), on which the hook blocks: its counts could be anyone's.
    */
   static open(env: NodeJS.ProcessEnv, host: StopHost, payload: StopPayload, key: Record<string, string>): ContinuationCounter {
     try {
-      const dir = path.join(stopStateDir(env), 'agent-stop');
+      const stateDir = stopStateDir(env);
+      // The state dir itself, when it exists, must be ours and writable by nobody else: otherwise
+      // another user could put an agent-stop directory or counter of theirs in place.
+      const st = fs.lstatSync(stateDir, { throwIfNoEntry: false });
+      if (st && (!st.isDirectory() || (st.mode & 0o022) !== 0 || (typeof process.getuid === 'function' && st.uid !== process.getuid()))) throw counterDirUnsafe();
+      const dir = path.join(stateDir, 'agent-stop');
       const name = domainDigest(DOMAINS.stopCounter, canonicalJsonBytes({ host, session_id: payload.session_id, ...key }));
       const file = path.join(dir, name);
-      ensurePrivateDir(dir, 'Stop counter directory');
+      try {
+        ensurePrivateDir(dir, 'Stop counter directory');
+      } catch (e) {
+        if (e instanceof AgentscmError && ['LOOSE_PERMISSIONS', 'FOREIGN_OWNER', 'SYMLINK'].includes(e.code)) throw counterDirUnsafe();
+        throw e;
+      }
       let count = 0;
       if (fs.lstatSync(file, { throwIfNoEntry: false })) {
         const doc = parseStrictJson(readPrivateFile(file, 'Stop counter', 256), { maxBytes: 256, what: 'Stop counter' });
@@ -136,7 +150,8 @@ export class ContinuationCounter {
         count = payload.stop_hook_active ? d.count : 0;
       }
       return new ContinuationCounter(file, count);
-    } catch {
+    } catch (e) {
+      if (e instanceof AgentscmError && e.code === COUNTER_DIR_UNSAFE) throw e;
       throw counterError();
     }
   }

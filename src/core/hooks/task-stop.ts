@@ -155,7 +155,7 @@ function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
       throw e;
     }
     if (!read) throw new Category('workspace');
-    const files = readWorkspaceLater(real, statCacheOf(read.cache));
+    const files = readWorkspaceLater(real, statCacheOf(read.cache), [dataDir]);
     return { state: read.state, live: () => guard('workspace', () => files.scanned().revision) };
   });
 }

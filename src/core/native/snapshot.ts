@@ -63,19 +63,52 @@ export interface ListedFile {
 }
 
 /**
+ * Tool state that lives in a workspace but is never its content, so no snapshot takes it (and the Stop
+ * hook, which lists the workspace the same way, never sees it change): the Tree Ring store at its
+ * default root with its SQLite sidecars, Tree Ring's activation receipts and runtime files, and the
+ * data dir (snapshots, journal, workspace state) when it lies inside the workspace. Writing memory or
+ * a receipt, or a checkpoint writing its own state, therefore never makes the workspace dirty.
+ */
+export const TOOL_STATE_FILES: readonly string[] = ['memory.sqlite', 'memory.sqlite-wal', 'memory.sqlite-shm', 'memory.sqlite-journal'].map((f) => `.tree-ring/${f}`);
+export const TOOL_STATE_DIRS: readonly string[] = ['.tree-ring/activation/receipts', '.tree-ring/activation/runtime'];
+
+/** The workspace-relative prefixes of the directories in `dirs` that lie inside root. */
+function excludedDirsOf(root: string, dirs: readonly string[]): string[] {
+  const out = [...TOOL_STATE_DIRS];
+  for (const d of dirs) {
+    let real: string;
+    try {
+      real = fs.realpathSync(d);
+    } catch {
+      continue;
+    }
+    const rel = path.relative(root, real);
+    if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) out.push(rel.split(path.sep).join('/'));
+    // A workspace inside the data dir (or the data dir itself) is refused elsewhere; nothing to exclude.
+  }
+  return out;
+}
+
+function isToolState(rel: string, dirs: readonly string[]): boolean {
+  return TOOL_STATE_FILES.includes(rel) || dirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+}
+
+/**
  * The workspace's file set: in a git work tree, what `git ls-files -co --exclude-standard` lists
  * (tracked and untracked-but-not-ignored files that exist); otherwise every regular file and symlink
- * under root. Paths are relative, "/"-separated, sorted by UTF-8 bytes; each file is lstat'ed once.
+ * under root; in both cases without tool state (TOOL_STATE_FILES, TOOL_STATE_DIRS, `stateDirs`).
+ * Paths are relative, "/"-separated, sorted by UTF-8 bytes; each file is lstat'ed once.
  */
-export function listWorkspace(root: string): ListedFile[] {
+export function listWorkspace(root: string, stateDirs: readonly string[] = []): ListedFile[] {
   const st = lstatOrUndefined(root);
   if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
   const out: ListedFile[] = [];
+  const excluded = excludedDirsOf(root, stateDirs);
   if (isGitWorkTreeRoot(root)) {
     const listed = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
     const seen = new Set<string>();
     for (const p of listed.toString('utf8').split('\0')) {
-      if (p === '' || seen.has(p)) continue;
+      if (p === '' || seen.has(p) || isToolState(p, excluded)) continue;
       seen.add(p);
       const s = lstatOrUndefined(path.join(root, p));
       // Deleted tracked files and submodules are not content.
@@ -83,15 +116,15 @@ export function listWorkspace(root: string): ListedFile[] {
       if (out.length > MAX_SNAPSHOT_FILES) throw badInput(`workspace has more than ${MAX_SNAPSHOT_FILES} files`, 'WORKSPACE_TOO_LARGE');
     }
   } else {
-    walk(root, '', out);
+    walk(root, '', out, excluded);
   }
   // git lists in its index's byte order, which is this one: the sort then only confirms it.
   return out.sort((a, b) => compareUtf8(a.path, b.path));
 }
 
 /** The paths of listWorkspace. */
-export function listWorkspaceFiles(root: string): string[] {
-  return listWorkspace(root).map((f) => f.path);
+export function listWorkspaceFiles(root: string, stateDirs: readonly string[] = []): string[] {
+  return listWorkspace(root, stateDirs).map((f) => f.path);
 }
 
 // Whether a directory is a work tree's top level, asked of git once per directory and process: the
@@ -113,10 +146,11 @@ export function isGitWorkTreeRoot(root: string): boolean {
   return top;
 }
 
-function walk(root: string, rel: string, out: ListedFile[]): void {
+function walk(root: string, rel: string, out: ListedFile[], excluded: readonly string[]): void {
   for (const d of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
     const p = rel === '' ? d.name : `${rel}/${d.name}`;
-    if (d.isDirectory()) walk(root, p, out);
+    if (isToolState(p, excluded)) continue;
+    if (d.isDirectory()) walk(root, p, out, excluded);
     else if (d.isFile() || d.isSymbolicLink()) {
       const s = lstatOrUndefined(path.join(root, p));
       if (s === undefined) throw badInput('a workspace file was removed during the scan; retry', 'WORKSPACE_CHANGED');
@@ -303,9 +337,9 @@ const statKey = (st: fs.Stats): StatKey => ({ size: st.size, mtimeMs: st.mtimeMs
  * the entry's digest; every other file (changed, new, racily clean, a symlink) is read once and hashed,
  * and handed to `onRead` with its bytes. Writes nothing.
  */
-export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: ManifestEntry, bytes: Buffer) => void): WorkspaceScan {
+export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: ManifestEntry, bytes: Buffer) => void, stateDirs: readonly string[] = []): WorkspaceScan {
   const scannedAtMs = Date.now();
-  const files = listWorkspace(root);
+  const files = listWorkspace(root, stateDirs);
   let total = 0;
   const cached: (CachedEntry | undefined)[] = [];
   for (const { path: rel, st } of files) {
@@ -358,8 +392,8 @@ export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: 
  * Reads the workspace now, read-only: scanned() gives the manifest and revision of the bytes as they
  * were read (the Stop hook's dirty check). With a stat cache, only the files whose stat changed are read.
  */
-export function readWorkspaceLater(root: string, cache?: StatCache): { scanned(): { manifest: Manifest; revision: string } } {
-  const scan = scanWorkspace(root, cache);
+export function readWorkspaceLater(root: string, cache?: StatCache, stateDirs: readonly string[] = []): { scanned(): { manifest: Manifest; revision: string } } {
+  const scan = scanWorkspace(root, cache, undefined, stateDirs);
   return { scanned: () => scan };
 }
 
@@ -463,10 +497,15 @@ export class SnapshotStore {
     let scan: WorkspaceScan;
     try {
       try {
-        scan = scanWorkspace(root, cache, (e, bytes) => {
-          pack.add(e.sha256, bytes);
-          this.writeLooseBlob(e.sha256, bytes, blobDirs);
-        });
+        scan = scanWorkspace(
+          root,
+          cache,
+          (e, bytes) => {
+            pack.add(e.sha256, bytes);
+            this.writeLooseBlob(e.sha256, bytes, blobDirs);
+          },
+          [this.dataDir],
+        );
       } catch (e) {
         throw vanished(e);
       }

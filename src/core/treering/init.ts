@@ -65,9 +65,24 @@ const GUIDANCE: ReadonlyArray<readonly [string, string]> = [
   ['CLI.md', CLI_MD],
 ];
 
+/**
+ * The root's own ignore rules (create-only, like the guidance): the store and its sidecars, receipts
+ * and runtime files are local state, never project content ("Do not commit local memory databases",
+ * upstream's generated AGENTS.md). Git then leaves them out, and so does `agentscm checkpoint`, which
+ * excludes them in any case (TOOL_STATE_FILES in native/snapshot.ts).
+ */
+export const ROOT_GITIGNORE = `# Tree Ring local state: the memory store, its SQLite sidecars, activation receipts and runtime files.
+/memory.sqlite
+/memory.sqlite-*
+/activation/receipts/
+/activation/runtime/
+`;
+
 export function initStore(root: string): InitResult {
   const db = openWritable(root);
   db.close();
+  const ignore = path.join(root, '.gitignore');
+  if (!fs.existsSync(ignore)) publishCreateOnly(ignore, ROOT_GITIGNORE, 0o644);
   const awareness: AgentAwareness = { created: [], existing: [] };
   for (const [name, text] of GUIDANCE) {
     const file = path.join(root, name);

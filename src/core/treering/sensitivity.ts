@@ -25,6 +25,9 @@ export const SECRET_PATTERNS: readonly SensitivityPattern[] = [
   { name: 'github_token', re: /\bgh[pousr]_[A-Za-z0-9_]{20,}\b/, needles: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], caseless: false },
   { name: 'github_fine_grained_token', re: /\bgithub_pat_[A-Za-z0-9_]{20,}\b/, needles: ['github_pat_'], caseless: false },
   { name: 'aws_access_key', re: /\bAKIA[0-9A-Z]{16}\b/, needles: ['AKIA'], caseless: false },
+  // agentscm's own workspace token (authority/store.ts: agentscm_wt1_<24 hex id>_<43 base64url>), also
+  // in part: the id alone is not secret, but an id with a secret tail of any length is refused.
+  { name: 'agentscm_workspace_token', re: /agentscm_wt1_[0-9a-f]{24}_[A-Za-z0-9_-]{8,}/, needles: ['agentscm_wt1_'], caseless: false },
   { name: 'bearer_token', re: /\bBearer\s+[A-Za-z0-9._~+/=-]{20,}\b/i, needles: ['bearer'], caseless: true },
   {
     name: 'private_key',

@@ -45,6 +45,82 @@ function hooksObject(harness: 'codex' | 'claude-code', withHandlerDescription: b
   return hooks;
 }
 
+/**
+ * The host hook files Tree Ring shares with other tools (agentscm's Stop gate, the project's own
+ * hooks): there Tree Ring owns only its handlers, not the file. A file holding exactly Tree Ring's
+ * handlers is checked as upstream checks it (its bytes); one that also holds others' handlers is
+ * checked by its Tree Ring view: the file Tree Ring would write, when every lifecycle event has
+ * exactly our handler, in a group of its own without a matcher, and no other event has one.
+ */
+export const SHARED_HOOK_FILES: Readonly<Record<string, 'codex' | 'claude-code'>> = { '.codex/hooks.json': 'codex', '.claude/settings.json': 'claude-code' };
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function isTreeRingHandler(h: unknown, harness: 'codex' | 'claude-code'): boolean {
+  return isObj(h) && h.command === hookCommand(harness);
+}
+
+function parseHookDoc(text: string): Obj | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isObj(v) && (v.hooks === undefined || isObj(v.hooks)) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How many of our handlers the document holds, and whether they are exactly the desired set. */
+function treeRingHandlers(doc: Obj, harness: 'codex' | 'claude-code'): { count: number; exact: boolean } {
+  const hooks = isObj(doc.hooks) ? doc.hooks : {};
+  const desired = hooksObject(harness, harness === 'claude-code') as Record<string, [{ hooks: [unknown] }]>;
+  let count = 0;
+  let exact = true;
+  for (const [event, groups] of Object.entries(hooks)) {
+    const ours = Array.isArray(groups) ? groups.filter((g) => isObj(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isTreeRingHandler(h, harness))) : [];
+    const handlers = ours.flatMap((g) => ((g as Obj).hooks as unknown[]).filter((h) => isTreeRingHandler(h, harness)));
+    count += handlers.length;
+    const want = desired[event]?.[0]?.hooks[0];
+    if (want === undefined) {
+      if (handlers.length > 0) exact = false;
+      continue;
+    }
+    const g = ours[0] as Obj | undefined;
+    if (handlers.length !== 1 || !g || 'matcher' in g || JSON.stringify(handlers[0]) !== JSON.stringify(want)) exact = false;
+  }
+  for (const event of LIFECYCLE_EVENTS) if (!Array.isArray(hooks[event])) exact = false;
+  return { count, exact };
+}
+
+/** The bytes Tree Ring checks for a shared hook file: the file's own, or its Tree Ring view (above). */
+export function treeRingViewOf(rel: string, bytes: Buffer): Buffer {
+  const harness = SHARED_HOOK_FILES[rel];
+  if (harness === undefined) return bytes;
+  const doc = parseHookDoc(bytes.toString('utf8'));
+  if (!doc || !treeRingHandlers(doc, harness).exact) return bytes;
+  return Buffer.from(harness === 'codex' ? codexHooksJson() : claudeSettingsJson(), 'utf8');
+}
+
+/**
+ * Our handlers merged into another tool's hook file that has none of them yet: one group per lifecycle
+ * event, appended after what is there; everything else stays as it was. Undefined when the file is not
+ * a hook document or already holds some handler of ours (that needs review, not a merge).
+ */
+export function mergedHookFile(rel: string, text: string): string | undefined {
+  const harness = SHARED_HOOK_FILES[rel];
+  if (harness === undefined) return undefined;
+  const doc = parseHookDoc(text);
+  if (!doc || treeRingHandlers(doc, harness).count > 0) return undefined;
+  const hooks: Obj = isObj(doc.hooks) ? { ...doc.hooks } : {};
+  const ours = hooksObject(harness, harness === 'claude-code');
+  for (const event of LIFECYCLE_EVENTS) {
+    const existing = hooks[event];
+    if (existing !== undefined && !Array.isArray(existing)) return undefined;
+    hooks[event] = [...((existing as unknown[] | undefined) ?? []), ...(ours[event] as unknown[])];
+  }
+  return JSON.stringify({ ...doc, hooks }, null, 2) + '\n';
+}
+
 export function codexHooksJson(): string {
   return JSON.stringify({ description: LIFECYCLE_MARKER, hooks: hooksObject('codex', false) }, null, 2) + '\n';
 }
@@ -244,7 +320,7 @@ export function checkInstalledMaterial(pfs: ProjectFs, harness: string, rec: Har
     for (const f of rec.owned_files) {
       const bytes = pfs.read(f.path);
       if (bytes === undefined) return { ok: false, problem: 'missing', detail: `owned file ${f.path} is missing` };
-      if (sha256Hex(bytes) !== f.sha256) return { ok: false, problem: 'changed', detail: `owned file ${f.path} has changed` };
+      if (sha256Hex(bytes) !== f.sha256 && sha256Hex(treeRingViewOf(f.path, bytes)) !== f.sha256) return { ok: false, problem: 'changed', detail: `owned file ${f.path} has changed` };
     }
     for (const b of rec.managed_blocks) {
       const bytes = pfs.read(b.path);

@@ -10,7 +10,7 @@ import { localState } from '../../errors.js';
 import { sha256Hex } from '../../crypto/digest.js';
 import { TREE_RING_VERSION } from '../../../version.js';
 import { AGENTS_BLOCK_ID, ACTIVATION_PROTOCOL_VERSION, ACTIVATION_SCHEMA_VERSION, ADAPTERS, MAINTAINED_HARNESSES, type ActivationState, type MaintainedHarness } from './constants.js';
-import { agentsBlock, desiredBridge, findBlock, recordFor } from './bridges.js';
+import { agentsBlock, desiredBridge, findBlock, mergedHookFile, recordFor, treeRingViewOf } from './bridges.js';
 import { projectRootFingerprint, type ManagedBlock, type OwnedFile } from './fingerprint.js';
 import { launcherScript, LAUNCHER_PATH } from './launcher.js';
 import { sameManifest, serializeManifest, MANIFEST_FILE, type ActivationManifest, type HarnessRecord } from './manifest.js';
@@ -26,7 +26,8 @@ export interface HarnessPlan {
   readonly harness: MaintainedHarness;
   readonly record: HarnessRecord;
   /** Files to create (absent now); existing identical files are already in place. */
-  readonly writes: { path: string; bytes: string; mode: number }[];
+  /** `replaces`: a shared hook file's current bytes, which the write merges our handlers into. */
+  readonly writes: { path: string; bytes: string; mode: number; replaces?: Buffer }[];
   readonly conflicts: string[];
 }
 
@@ -76,7 +77,15 @@ export function planHarness(root: ActivationRoot, harness: MaintainedHarness, st
     if (kind === 'unsafe') continue;
     if (kind === 'absent') writes.push({ path: f.path, bytes: f.bytes, mode: f.mode });
     else if (kind !== 'file') conflicts.push(`${f.path} exists and is not a regular file`);
-    else if (root.pfs.read(f.path)!.toString('utf8') !== f.bytes) conflicts.push(`${f.path} exists with other content`);
+    else {
+      const current = root.pfs.read(f.path)!;
+      if (treeRingViewOf(f.path, current).toString('utf8') !== f.bytes) {
+        // Another tool's hook file (agentscm install-stop, the project's hooks): ours are added beside theirs.
+        const merged = mergedHookFile(f.path, current.toString('utf8'));
+        if (merged !== undefined) writes.push({ path: f.path, bytes: merged, mode: f.mode, replaces: current });
+        else conflicts.push(`${f.path} exists with other content`);
+      }
+    }
     files.push({ path: f.path, sha256: sha256Hex(f.bytes) });
   }
   for (const b of desired.blocks) {
@@ -107,7 +116,7 @@ function publishAll(root: ActivationRoot, writes: HarnessPlan['writes']): { crea
   const raced: string[] = [];
   let indeterminate = false;
   for (const w of writes) {
-    const o: PublishOutcome = root.pfs.publish(w.path, w.bytes, w.mode);
+    const o: PublishOutcome = w.replaces !== undefined ? root.pfs.replaceIfUnchanged(w.path, w.replaces, w.bytes) : root.pfs.publish(w.path, w.bytes, w.mode);
     // Codex and Pi own the same skill bridge: a copy with our exact bytes is already in place.
     if (o === 'exists') {
       if (root.pfs.kind(w.path) !== 'file' || root.pfs.read(w.path)?.toString('utf8') !== w.bytes) raced.push(w.path);

@@ -81,6 +81,7 @@ export const SENSITIVE: readonly { readonly re: RegExp; readonly needles?: reado
     needles: ['sk-', 'sk_', 'pk-', 'pk_', 'ghp-', 'ghp_', 'gho-', 'gho_', 'xoxa-', 'xoxa_', 'xoxb-', 'xoxb_', 'xoxp-', 'xoxp_', 'xoxs-', 'xoxs_'],
   },
   { re: /\bAKIA[0-9A-Z]{16}\b/, needles: ['AKIA'] },
+  { re: /agentscm_wt1_[0-9a-f]{24}_[A-Za-z0-9_-]{8,}/, needles: ['agentscm_wt1_'] },
   { re: /\b[A-Za-z0-9+/=_-]{40,}\b/ },
 ];
 

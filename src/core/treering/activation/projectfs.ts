@@ -178,6 +178,25 @@ export class ProjectFs {
   }
 
   /**
+   * Replaces a shared file (a host hook file another tool also writes) when it still holds `expected`,
+   * keeping its mode: 'exists' when it changed meanwhile (left as it is), 'created' once replaced.
+   */
+  replaceIfUnchanged(rel: string, expected: Buffer, bytes: string): PublishOutcome {
+    const current = this.read(rel);
+    if (current === undefined || !current.equals(expected)) return 'exists';
+    const file = this.abs(rel);
+    const dir = path.dirname(file);
+    const tmp = writeSyncedTemp(dir, file, bytes, fs.lstatSync(file).mode & 0o777);
+    fs.renameSync(tmp, file);
+    try {
+      syncDirectory(dir);
+    } catch {
+      return 'indeterminate';
+    }
+    return 'created';
+  }
+
+  /**
    * Create-only publication of a small file whose readers verify it (a receipt): the final name is
    * created (O_EXCL, never through a symlink) and written, then the file's and the directory's fsyncs
    * run together on the thread pool while `meanwhile` runs on this thread. It resolves only once all
