@@ -30,14 +30,17 @@ import { attemptWire, claimAttempt, commitRequest, requestDigest, requestedClaim
 import { HubError, invalidRequest, notFoundError } from './errors.js';
 import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferRow } from '../core/storage/stores.js';
 import { receiptBody, subjectEvidence, transferLive } from './receipts.js';
+import { replayReview } from './review-replay.js';
+import type { ReviewCollectorProfile } from '../core/collector/review.js';
+import type { SnapshotStore } from '../core/native/snapshot.js';
 import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
 const ENVELOPE = { capability: CAPABILITY, schema_version: 1 } as const;
 const conflict = (code: string, message: string) => new HubError(409, code, message);
 const refused = (code: string, message: string) => new HubError(400, code, message);
 
-export function profileOf(row: CollectorProfileRow): CollectorProfile {
-  return JSON.parse(row.canonical.toString('utf8')) as CollectorProfile;
+export function profileOf(row: CollectorProfileRow): CollectorProfile | ReviewCollectorProfile {
+  return JSON.parse(row.canonical.toString('utf8')) as CollectorProfile | ReviewCollectorProfile;
 }
 
 function collectorAttempt(j: JournalStore, attemptId: string): CollectorAttemptRow | undefined {
@@ -79,8 +82,7 @@ export function descriptorFor(authority: AuthorityStore, task: TaskLike, a: Atte
   const p = profileOf(row);
   const e = authority.getEnrollment(a.registration_id!);
   if (!e) throw new HubError(500, 'store_integrity', 'the attempt\'s registration is missing');
-  const request = executionRequestBytes(bindingOf(task, a, row), p);
-  return {
+  const common = {
     version: 1,
     audience: authority.authorityId(),
     repository: task.subject.repository,
@@ -96,6 +98,11 @@ export function descriptorFor(authority: AuthorityStore, task: TaskLike, a: Atte
     origin: { owner_id: a.owner_id, agent_id: a.agent_id, grant_generation: grant },
     registration: { registration_id: e.registration_id, executor_id: e.executor_id, registration_epoch: e.registration_epoch, verification_key_id: e.verification_key_id },
     collector_profile: { install_id: row.install_id, profile_digest: row.profile_digest },
+  };
+  if (p.kind === 'review') return { ...common, review: { reviewer: p.reviewer, policy_digest: p.policy_digest, path_coverage: p.path_coverage, budgets: p.budgets } } as unknown as JsonValue;
+  const request = executionRequestBytes(bindingOf(task, a, row), p);
+  return {
+    ...common,
     recipe: { image_id: p.recipe.image_id, argv: [...p.recipe.argv], working_dir: p.recipe.working_dir, timeout_ms: p.recipe.timeout_ms, max_output_bytes: p.recipe.max_output_bytes, network: 'none' },
     runtime_identity_digest: p.runtime_identity_digest,
     execution_request_digest: executionRequestDigest(request),
@@ -109,11 +116,8 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
       const digest = requestDigest('collector_claim', actor, raw);
       const j = ctx.writable();
       const task = resolveTask(ctx, scope, req);
-      if (task.step.action_class !== 'command_collector') {
-        // An identical retry still answers from the journal inside claimAttempt; only fresh claims get here.
-        if (task.step.action_class !== 'review_collector') throw conflict('not_a_collector_step', 'collector_claim needs a collector step');
-        throw conflict('collector_kind_unsupported', 'this Hub runs command collectors only');
-      }
+      if (task.step.action_class !== 'command_collector' && task.step.action_class !== 'review_collector') throw conflict('not_a_collector_step', 'collector_claim needs a collector step');
+      const kind = task.step.action_class === 'review_collector' ? 'review' : 'command';
       return claimAttempt(j, ctx.authority, actor, task, {
         kind: 'collector',
         ...requestedClaim(req, digest),
@@ -122,7 +126,7 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
           const row = ctx.authority.currentCollectorProfile(a.registration_id!);
           if (!row) throw conflict('no_collector_profile', 'the executor\'s current registration has no installed collector profile');
           const p = profileOf(row);
-          if (p.step_id !== task.step.id || p.repository !== task.subject.repository || p.profile !== task.subject.profile) {
+          if (p.step_id !== task.step.id || p.repository !== task.subject.repository || p.profile !== task.subject.profile || p.kind !== kind) {
             throw conflict('collector_profile_mismatch', 'the installed collector profile is for another step');
           }
           j.insertCollectorAttempt({ attempt_id: a.attempt_id, install_id: row.install_id, profile_digest: row.profile_digest, grant_generation: actor.token_id }, Date.now());
@@ -181,7 +185,7 @@ export function decodeTransfer(bytes: Buffer): DecodedTransfer {
  * with other bytes conflicts. A fresh transfer is checked against the current registry and the
  * regenerated request, and its original bytes are retained with the attempt's outcome.
  */
-export function importTransfer(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, scope: { repository: string; profile: string }, transfer: DecodedTransfer, now: number): JsonValue {
+export function importTransfer(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, scope: { repository: string; profile: string }, transfer: DecodedTransfer, now: number, snapshots?: SnapshotStore): JsonValue {
   const { bytes, parts, header: h, bytesDigest } = transfer;
 
   return journal
@@ -236,7 +240,14 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
       }
 
       const [requestBytes, recordBytes] = wrap(() => sliceRecords(parts.rest, h.records));
-      const profile = profileOf(row);
+      const anyProfile = profileOf(row);
+      let outcome: 'passed' | 'failed';
+      if (anyProfile.kind === 'review' || 'review_request_digest' in h) {
+        if (anyProfile.kind !== 'review' || !('review_request_digest' in h) || !snapshots) throw refused('transfer_kind_mismatch', 'the transfer is not of the installed collector profile\'s kind');
+        outcome = replayReview({ authority, snapshots, task, binding: bindingOf(task, a, row), profile: anyProfile, header: h, requestBytes: requestBytes!, recordBytes: recordBytes! });
+      } else {
+      const profile = anyProfile;
+      if ('review_request_digest' in h) throw refused('transfer_kind_mismatch', 'unreachable');
       const expected = executionRequestBytes(bindingOf(task, a, row), profile);
       if (!expected.equals(requestBytes!)) throw refused('request_mismatch', 'the execution request is not the one the installed profile pins');
       const requestDigest = executionRequestDigest(expected);
@@ -269,6 +280,8 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
         }
       }
       if (r.outcome !== deriveOutcome(r)) throw refused('outcome_mismatch', 'the record\'s outcome does not follow from its exit status');
+      outcome = r.outcome;
+      }
 
       const tDigest = transferDigest(parts.header);
       const view: JsonValue = {
@@ -281,7 +294,7 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
         task_id: task.task_id,
         attempt_id: a.attempt_id,
         fence: a.fence,
-        outcome: r.outcome,
+        outcome,
       };
       journal.insertTransfer({
         transfer_digest: tDigest,
@@ -296,14 +309,14 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
         collector_profile_install_id: row.install_id,
         collector_profile_digest: row.profile_digest,
         grant_generation: h.origin.grant_generation,
-        outcome: r.outcome,
+        outcome,
         length: bytes.length,
         bytes,
         view: canonicalJsonBytes(view),
         created_at: now,
       });
       // A transfer finishes its attempt; the graph (and only a receipt) decides qualification.
-      journal.updateAttempt(a.attempt_id, { state: 'finished', outcome: r.outcome, outcome_code: r.outcome === 'passed' ? null : 'collector_not_passed', updated_at: now });
+      journal.updateAttempt(a.attempt_id, { state: 'finished', outcome, outcome_code: outcome === 'passed' ? null : 'collector_not_passed', updated_at: now });
       return { ...view, replayed: false, currently_applicable: true };
     });
 }
