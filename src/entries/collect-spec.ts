@@ -28,5 +28,6 @@ export const COLLECT_SPEC_DATA: Omit<CommandSpec, 'load'> = {
     KEY_DIR,
     { flag: 'state-dir', value: 'DIR', help: 'owner-private collector state', defaultText: 'KEY_DIR/state' },
     DOCKER_HOST,
+    { flag: 'reviewer', value: 'PATH', help: 'a review attempt: the operator-selected Claude Code executable (absolute; its SHA-256 must be the profile\'s)' },
   ],
 };

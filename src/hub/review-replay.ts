@@ -66,6 +66,9 @@ export function replayReview(i: ReplayInput): 'passed' | 'failed' {
   const rp = ReviewRecordSchema.safeParse(record);
   if (!rp.success) throw refused('invalid_record', `review record is invalid: ${formatIssues(rp.error)}`);
   const r = rp.data;
+  if (r.reviewer.transport_basis !== p.reviewer.transport_basis || reviewBasisProblem({ ...p.reviewer, transport_basis: r.reviewer.transport_basis, provider_scope: r.reviewer.provider_scope })) {
+    throw refused('review_basis_refused', 'the record names a transport basis or provider the profile does not pin');
+  }
   const exe = { before: r.reviewer.executable_sha256_before, after: r.reviewer.executable_sha256_after };
   if (exe.before !== p.reviewer.executable_sha256 || exe.after !== p.reviewer.executable_sha256) {
     throw refused('executable_changed', 'the reviewer executable observed before or after dispatch is not the one the profile pins');

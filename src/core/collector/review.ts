@@ -303,8 +303,9 @@ function outputUsed(obs: readonly ReviewObservation[]): number {
 
 /** Reads one observation as the reviewer's answer to its call (a pure function of the bytes). */
 function answerOf(call: PreparedCall, o: ReviewObservation, criteria: readonly ReviewCriterion[]): Answer {
-  if (o.stdout.truncated) return { ok: false, failure: 'budget_exhausted' };
-  if (o.timed_out || o.exit_code !== 0) return { ok: false, failure: 'call_failed' };
+  // Output over its budget and a call past the wall-time budget are budgets exhausted.
+  if (o.stdout.truncated || o.timed_out) return { ok: false, failure: 'budget_exhausted' };
+  if (o.exit_code !== 0) return { ok: false, failure: 'call_failed' };
   let envelope: unknown;
   try {
     envelope = JSON.parse(Buffer.from(o.stdout.data_base64, 'base64').toString('utf8'));
