@@ -119,10 +119,10 @@ export async function runReview(i: ReviewRunInputs): Promise<ReviewRun> {
     publishCreateOnly(callFile(paths, call.index, 'reserved'), canonicalJsonBytes({ index: call.index, ticket: call.ticket, prompt_sha256: call.prompt_sha256, review_request_digest: prepared.requestDigest }));
     reviewFaultPoint('after-call-reserve', call.index);
     if (apiKey === undefined || apiKey === '') throw localState('ANTHROPIC_API_KEY is not set in the collector\'s environment: the review provider needs its credential', 'REVIEW_CREDENTIAL_MISSING');
-    // The executable's bytes are checked before every dispatch: a different executable runs nothing.
-    const now = executableDigest(i.executable);
-    before ??= now;
-    if (now !== profile.reviewer.executable_sha256) {
+    // The executable's bytes are checked before this run's first dispatch (a different executable runs
+    // nothing) and again after its last; the record carries both.
+    before ??= executableDigest(i.executable);
+    if (before !== profile.reviewer.executable_sha256) {
       throw conflict('the reviewer executable is not the one the collector profile pins; nothing was dispatched (no fallback)', 'REVIEWER_EXECUTABLE_CHANGED');
     }
     const remaining = deadline - Date.now();
