@@ -178,6 +178,17 @@ describe('agent-task collect for a review task', () => {
     }
   });
 
+  it('another executable than the pinned one dispatches nothing (no fallback)', async () => {
+    reviewCheckpoint(rig, 'other-exe');
+    const c = reviewClaim(rig, 'other-exe');
+    const n0 = modelCalls();
+    const r = await reviewCollect(rig, 'other-exe', c, {}, process.execPath);
+    assert.equal(r.code, 7, r.stdout + r.stderr);
+    assert.match(r.stdout, /REVIEWER_EXECUTABLE_CHANGED/);
+    assert.equal(modelCalls() - n0, 0);
+    assert.equal(retainedTransfers(rig as never, c.attempt_id).count, 0);
+  });
+
   it('a kill -9 at each reservation point, then collect again: no model call is repeated, the transfer is the same', async () => {
     // Three calls (two files that each fill most of a call), so that there are points between calls too.
     assert.equal(installReviewProfile(rig, reviewProfileDoc(rig, { max_call_input_bytes: 4096 })).code, 0);
