@@ -246,41 +246,41 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
         if (anyProfile.kind !== 'review' || !('review_request_digest' in h) || !snapshots) throw refused('transfer_kind_mismatch', 'the transfer is not of the installed collector profile\'s kind');
         outcome = replayReview({ authority, snapshots, task, binding: bindingOf(task, a, row), profile: anyProfile, header: h, requestBytes: requestBytes!, recordBytes: recordBytes! });
       } else {
-      const profile = anyProfile;
-      if ('review_request_digest' in h) throw refused('transfer_kind_mismatch', 'unreachable');
-      const expected = executionRequestBytes(bindingOf(task, a, row), profile);
-      if (!expected.equals(requestBytes!)) throw refused('request_mismatch', 'the execution request is not the one the installed profile pins');
-      const requestDigest = executionRequestDigest(expected);
-      if (h.execution_request_digest !== requestDigest) throw refused('request_mismatch', 'the header names another execution request');
-      // The record must be exactly its own canonical encoding: decoded natively (it is most of 16 MiB),
-      // validated strictly, then re-encoded and compared byte for byte, which also refuses duplicate keys,
-      // other field orders, whitespace and non-canonical numbers.
-      let record: unknown;
-      try {
-        record = JSON.parse(recordBytes!.toString('utf8'));
-      } catch {
-        throw refused('invalid_record', 'the execution record is not JSON');
-      }
-      const rp = ExecutionRecordSchema.safeParse(record);
-      if (!rp.success) throw refused('invalid_record', `execution record is invalid: ${formatIssues(rp.error)}`);
-      const r = rp.data;
-      if (!executionRecordBytes(r).equals(recordBytes!)) throw refused('invalid_record', 'the execution record is not in its canonical encoding');
-      if (r.execution_request_digest !== requestDigest) throw refused('record_binding_mismatch', 'the record is for another execution request');
-      if (r.observed_runtime_identity_digest !== profile.runtime_identity_digest || h.observed_runtime_identity_digest !== profile.runtime_identity_digest) {
-        throw refused('runtime_identity_mismatch', 'the observed runtime identity is not the one the profile pins');
-      }
-      const iso = r.isolation;
-      if (!iso.snapshot_read_only || !iso.root_read_only || !iso.capabilities_dropped || !iso.no_new_privileges) throw refused('isolation_not_met', 'the record does not show the required isolation');
-      if (!r.cleanup.container_removed) throw refused('cleanup_not_confirmed', 'the record does not confirm container removal');
-      for (const [name, c] of [['stdout', r.stdout], ['stderr', r.stderr]] as const) {
-        const data = Buffer.from(c.data_base64, 'base64');
-        if (data.toString('base64') !== c.data_base64) throw refused('invalid_record', `${name} is not canonical base64`);
-        if (data.length > profile.recipe.max_output_bytes || sha256Hex(data) !== c.sha256 || data.length > c.total_bytes || c.truncated !== data.length < c.total_bytes) {
-          throw refused('output_bounds', `${name} does not respect the recipe's output bounds or its digest`);
+        const profile = anyProfile;
+        if ('review_request_digest' in h) throw refused('transfer_kind_mismatch', 'the transfer is not of the installed collector profile\'s kind');
+        const expected = executionRequestBytes(bindingOf(task, a, row), profile);
+        if (!expected.equals(requestBytes!)) throw refused('request_mismatch', 'the execution request is not the one the installed profile pins');
+        const requestDigest = executionRequestDigest(expected);
+        if (h.execution_request_digest !== requestDigest) throw refused('request_mismatch', 'the header names another execution request');
+        // The record must be exactly its own canonical encoding: decoded natively (it is most of 16 MiB),
+        // validated strictly, then re-encoded and compared byte for byte, which also refuses duplicate keys,
+        // other field orders, whitespace and non-canonical numbers.
+        let record: unknown;
+        try {
+          record = JSON.parse(recordBytes!.toString('utf8'));
+        } catch {
+          throw refused('invalid_record', 'the execution record is not JSON');
         }
-      }
-      if (r.outcome !== deriveOutcome(r)) throw refused('outcome_mismatch', 'the record\'s outcome does not follow from its exit status');
-      outcome = r.outcome;
+        const rp = ExecutionRecordSchema.safeParse(record);
+        if (!rp.success) throw refused('invalid_record', `execution record is invalid: ${formatIssues(rp.error)}`);
+        const r = rp.data;
+        if (!executionRecordBytes(r).equals(recordBytes!)) throw refused('invalid_record', 'the execution record is not in its canonical encoding');
+        if (r.execution_request_digest !== requestDigest) throw refused('record_binding_mismatch', 'the record is for another execution request');
+        if (r.observed_runtime_identity_digest !== profile.runtime_identity_digest || h.observed_runtime_identity_digest !== profile.runtime_identity_digest) {
+          throw refused('runtime_identity_mismatch', 'the observed runtime identity is not the one the profile pins');
+        }
+        const iso = r.isolation;
+        if (!iso.snapshot_read_only || !iso.root_read_only || !iso.capabilities_dropped || !iso.no_new_privileges) throw refused('isolation_not_met', 'the record does not show the required isolation');
+        if (!r.cleanup.container_removed) throw refused('cleanup_not_confirmed', 'the record does not confirm container removal');
+        for (const [name, c] of [['stdout', r.stdout], ['stderr', r.stderr]] as const) {
+          const data = Buffer.from(c.data_base64, 'base64');
+          if (data.toString('base64') !== c.data_base64) throw refused('invalid_record', `${name} is not canonical base64`);
+          if (data.length > profile.recipe.max_output_bytes || sha256Hex(data) !== c.sha256 || data.length > c.total_bytes || c.truncated !== data.length < c.total_bytes) {
+            throw refused('output_bounds', `${name} does not respect the recipe's output bounds or its digest`);
+          }
+        }
+        if (r.outcome !== deriveOutcome(r)) throw refused('outcome_mismatch', 'the record\'s outcome does not follow from its exit status');
+        outcome = r.outcome;
       }
 
       const tDigest = transferDigest(parts.header);
