@@ -755,11 +755,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     path: ['authority', 'collector-profile', 'install'],
-    summary: 'install an immutable collector profile (pinned command recipe and runtime identity) for one registration epoch',
+    summary: 'install an immutable collector profile (a command recipe, or a finite review) for one registration epoch',
     details:
-      'The file (docs/COLLECTOR.md) names one exact current registration (id and epoch), its repository, profile and ' +
-      'command_collector step, the complete command recipe (image ID, argv, working directory, timeout, output bound, ' +
-      'network none) and the runtime identity digest printed by `agent-task runtime-probe`. Installing is separate from ' +
+      'The file (docs/COLLECTOR.md) names one exact current registration (id and epoch), its repository, profile and step. ' +
+      'Kind command (a command_collector step): the complete command recipe (image ID, argv, working directory, timeout, output ' +
+      'bound, network none) and the runtime identity digest printed by `agent-task runtime-probe`. Kind review (a ' +
+      'review_collector step): the Claude Code executable\'s SHA-256, the provider scope, the transport basis claude-code ' +
+      '(fixture and plain-HTTP bases are refused), the model, the installed requirement digest, the path coverage and finite ' +
+      'budgets (calls, input and output bytes, wall time). Installing is separate from ' +
       'enrollment; installing other bytes later replaces the current installation and evidence bound to the old one stops ' +
       'counting. Re-enrollment makes a new epoch that needs its own profile.',
     options: [DATA_DIR, { flag: 'file', value: 'FILE', help: 'the collector profile JSON file ("-" for stdin)', required: true }],

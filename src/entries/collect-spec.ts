@@ -18,7 +18,10 @@ export const COLLECT_SPEC_DATA: Omit<CommandSpec, 'load'> = {
     'container (no network, read-only snapshot, timeout, bounded output, confirmed removal); signs the transfer with the ' +
     'enrolled key; retains it; uploads it. Exits 0 when the check failed too: the typed failed record was uploaded. Run again ' +
     'after a crash: it never reruns a command (a started container is waited for; a retained transfer is only uploaded). ' +
-    'No claim loop and no fallback runtime. Exit 7 when the attempt is no longer applicable or the execution is uncertain, ' +
+    'No claim loop and no fallback runtime. A review attempt (a finite-review profile) instead prepares the review from the ' +
+    'snapshot, reserves each call and runs the Claude Code CLI given by --reviewer (its SHA-256 checked before the first ' +
+    'and after the last call) headless in a private directory; a retained observation is never asked again. ' +
+    'Exit 7 when the attempt is no longer applicable or the execution is uncertain, ' +
     '12 when the runtime is unavailable. ' + CALL_EXIT,
   args: [CHANGE_ARG],
   options: [
@@ -28,5 +31,6 @@ export const COLLECT_SPEC_DATA: Omit<CommandSpec, 'load'> = {
     KEY_DIR,
     { flag: 'state-dir', value: 'DIR', help: 'owner-private collector state', defaultText: 'KEY_DIR/state' },
     DOCKER_HOST,
+    { flag: 'reviewer', value: 'PATH', help: 'a review attempt: the operator-selected Claude Code executable (absolute; its SHA-256 must be the profile\'s)' },
   ],
 };

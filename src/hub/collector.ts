@@ -28,16 +28,19 @@ import { parsePublicKeyHex, verifyStrict } from '../core/crypto/ed25519.js';
 import { AgentscmError } from '../core/errors.js';
 import { attemptWire, claimAttempt, commitRequest, requestDigest, requestedClaim, retainedOutcome, retainedTask } from './claims.js';
 import { HubError, invalidRequest, notFoundError } from './errors.js';
-import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferWithView } from '../core/storage/stores.js';
+import type { AttemptRow, AuthorityStore, CollectorAttemptRow, CollectorProfileRow, JournalStore, TransferRow, TransferWithView } from '../core/storage/stores.js';
 import { liveReceipt, receiptBody, subjectEvidence, transferLive, verifyRetainedTransfers } from './receipts.js';
+import { replayReview } from './review-replay.js';
+import type { ReviewCollectorProfile } from '../core/collector/review.js';
+import type { SnapshotStore } from '../core/native/snapshot.js';
 import { resolve, resolveTask, type MutationContext, type Scope } from './subjects.js';
 
 const ENVELOPE = { capability: CAPABILITY, schema_version: 1 } as const;
 const conflict = (code: string, message: string) => new HubError(409, code, message);
 const refused = (code: string, message: string) => new HubError(400, code, message);
 
-export function profileOf(row: CollectorProfileRow): CollectorProfile {
-  return JSON.parse(row.canonical.toString('utf8')) as CollectorProfile;
+export function profileOf(row: CollectorProfileRow): CollectorProfile | ReviewCollectorProfile {
+  return JSON.parse(row.canonical.toString('utf8')) as CollectorProfile | ReviewCollectorProfile;
 }
 
 function collectorAttempt(j: JournalStore, attemptId: string): CollectorAttemptRow | undefined {
@@ -79,8 +82,7 @@ export function descriptorFor(authority: AuthorityStore, task: TaskLike, a: Atte
   const p = profileOf(row);
   const e = authority.getEnrollment(a.registration_id!);
   if (!e) throw new HubError(500, 'store_integrity', 'the attempt\'s registration is missing');
-  const request = executionRequestBytes(bindingOf(task, a, row), p);
-  return {
+  const common = {
     version: 1,
     audience: authority.authorityId(),
     repository: task.subject.repository,
@@ -96,6 +98,11 @@ export function descriptorFor(authority: AuthorityStore, task: TaskLike, a: Atte
     origin: { owner_id: a.owner_id, agent_id: a.agent_id, grant_generation: grant },
     registration: { registration_id: e.registration_id, executor_id: e.executor_id, registration_epoch: e.registration_epoch, verification_key_id: e.verification_key_id },
     collector_profile: { install_id: row.install_id, profile_digest: row.profile_digest },
+  };
+  if (p.kind === 'review') return { ...common, review: { reviewer: p.reviewer, policy_digest: p.policy_digest, path_coverage: p.path_coverage, budgets: p.budgets } } as unknown as JsonValue;
+  const request = executionRequestBytes(bindingOf(task, a, row), p);
+  return {
+    ...common,
     recipe: { image_id: p.recipe.image_id, argv: [...p.recipe.argv], working_dir: p.recipe.working_dir, timeout_ms: p.recipe.timeout_ms, max_output_bytes: p.recipe.max_output_bytes, network: 'none' },
     runtime_identity_digest: p.runtime_identity_digest,
     execution_request_digest: executionRequestDigest(request),
@@ -109,11 +116,8 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
       const digest = requestDigest('collector_claim', actor, raw);
       const j = ctx.writable();
       const task = resolveTask(ctx, scope, req);
-      if (task.step.action_class !== 'command_collector') {
-        // An identical retry still answers from the journal inside claimAttempt; only fresh claims get here.
-        if (task.step.action_class !== 'review_collector') throw conflict('not_a_collector_step', 'collector_claim needs a collector step');
-        throw conflict('collector_kind_unsupported', 'this Hub runs command collectors only');
-      }
+      if (task.step.action_class !== 'command_collector' && task.step.action_class !== 'review_collector') throw conflict('not_a_collector_step', 'collector_claim needs a collector step');
+      const kind = task.step.action_class === 'review_collector' ? 'review' : 'command';
       return claimAttempt(j, ctx.authority, actor, task, {
         kind: 'collector',
         ...requestedClaim(req, digest),
@@ -122,7 +126,7 @@ export function handleCollector(ctx: MutationContext, scope: Scope, req: Collect
           const row = ctx.authority.currentCollectorProfile(a.registration_id!);
           if (!row) throw conflict('no_collector_profile', 'the executor\'s current registration has no installed collector profile');
           const p = profileOf(row);
-          if (p.step_id !== task.step.id || p.repository !== task.subject.repository || p.profile !== task.subject.profile) {
+          if (p.step_id !== task.step.id || p.repository !== task.subject.repository || p.profile !== task.subject.profile || p.kind !== kind) {
             throw conflict('collector_profile_mismatch', 'the installed collector profile is for another step');
           }
           j.insertCollectorAttempt({ attempt_id: a.attempt_id, install_id: row.install_id, profile_digest: row.profile_digest, grant_generation: actor.token_id }, Date.now());
@@ -182,7 +186,7 @@ export function decodeTransfer(bytes: Buffer): DecodedTransfer {
  * with other bytes conflicts. A fresh transfer is checked against the current registry and the
  * regenerated request, and its original bytes are retained with the attempt's outcome.
  */
-export function importTransfer(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, scope: { repository: string; profile: string }, transfer: DecodedTransfer, now: number): JsonValue {
+export function importTransfer(journal: JournalStore, authority: AuthorityStore, actor: TokenActor, scope: { repository: string; profile: string }, transfer: DecodedTransfer, now: number, snapshots?: SnapshotStore): JsonValue {
   const { bytes, parts, header: h, bytesDigest } = transfer;
 
   return journal
@@ -237,39 +241,48 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
       }
 
       const [requestBytes, recordBytes] = wrap(() => sliceRecords(parts.rest, h.records));
-      const profile = profileOf(row);
-      const expected = executionRequestBytes(bindingOf(task, a, row), profile);
-      if (!expected.equals(requestBytes!)) throw refused('request_mismatch', 'the execution request is not the one the installed profile pins');
-      const requestDigest = executionRequestDigest(expected);
-      if (h.execution_request_digest !== requestDigest) throw refused('request_mismatch', 'the header names another execution request');
-      // The record must be exactly its own canonical encoding: decoded natively (it is most of 16 MiB),
-      // validated strictly, then re-encoded and compared byte for byte, which also refuses duplicate keys,
-      // other field orders, whitespace and non-canonical numbers.
-      let record: unknown;
-      try {
-        record = JSON.parse(recordBytes!.toString('utf8'));
-      } catch {
-        throw refused('invalid_record', 'the execution record is not JSON');
-      }
-      const rp = ExecutionRecordSchema.safeParse(record);
-      if (!rp.success) throw refused('invalid_record', `execution record is invalid: ${formatIssues(rp.error)}`);
-      const r = rp.data;
-      if (!executionRecordBytes(r).equals(recordBytes!)) throw refused('invalid_record', 'the execution record is not in its canonical encoding');
-      if (r.execution_request_digest !== requestDigest) throw refused('record_binding_mismatch', 'the record is for another execution request');
-      if (r.observed_runtime_identity_digest !== profile.runtime_identity_digest || h.observed_runtime_identity_digest !== profile.runtime_identity_digest) {
-        throw refused('runtime_identity_mismatch', 'the observed runtime identity is not the one the profile pins');
-      }
-      const iso = r.isolation;
-      if (!iso.snapshot_read_only || !iso.root_read_only || !iso.capabilities_dropped || !iso.no_new_privileges) throw refused('isolation_not_met', 'the record does not show the required isolation');
-      if (!r.cleanup.container_removed) throw refused('cleanup_not_confirmed', 'the record does not confirm container removal');
-      for (const [name, c] of [['stdout', r.stdout], ['stderr', r.stderr]] as const) {
-        const data = Buffer.from(c.data_base64, 'base64');
-        if (data.toString('base64') !== c.data_base64) throw refused('invalid_record', `${name} is not canonical base64`);
-        if (data.length > profile.recipe.max_output_bytes || sha256Hex(data) !== c.sha256 || data.length > c.total_bytes || c.truncated !== data.length < c.total_bytes) {
-          throw refused('output_bounds', `${name} does not respect the recipe's output bounds or its digest`);
+      const anyProfile = profileOf(row);
+      let outcome: 'passed' | 'failed';
+      if (anyProfile.kind === 'review' || 'review_request_digest' in h) {
+        if (anyProfile.kind !== 'review' || !('review_request_digest' in h) || !snapshots) throw refused('transfer_kind_mismatch', 'the transfer is not of the installed collector profile\'s kind');
+        outcome = replayReview({ authority, snapshots, task, binding: bindingOf(task, a, row), profile: anyProfile, header: h, requestBytes: requestBytes!, recordBytes: recordBytes! });
+      } else {
+        const profile = anyProfile;
+        if ('review_request_digest' in h) throw refused('transfer_kind_mismatch', 'the transfer is not of the installed collector profile\'s kind');
+        const expected = executionRequestBytes(bindingOf(task, a, row), profile);
+        if (!expected.equals(requestBytes!)) throw refused('request_mismatch', 'the execution request is not the one the installed profile pins');
+        const requestDigest = executionRequestDigest(expected);
+        if (h.execution_request_digest !== requestDigest) throw refused('request_mismatch', 'the header names another execution request');
+        // The record must be exactly its own canonical encoding: decoded natively (it is most of 16 MiB),
+        // validated strictly, then re-encoded and compared byte for byte, which also refuses duplicate keys,
+        // other field orders, whitespace and non-canonical numbers.
+        let record: unknown;
+        try {
+          record = JSON.parse(recordBytes!.toString('utf8'));
+        } catch {
+          throw refused('invalid_record', 'the execution record is not JSON');
         }
+        const rp = ExecutionRecordSchema.safeParse(record);
+        if (!rp.success) throw refused('invalid_record', `execution record is invalid: ${formatIssues(rp.error)}`);
+        const r = rp.data;
+        if (!executionRecordBytes(r).equals(recordBytes!)) throw refused('invalid_record', 'the execution record is not in its canonical encoding');
+        if (r.execution_request_digest !== requestDigest) throw refused('record_binding_mismatch', 'the record is for another execution request');
+        if (r.observed_runtime_identity_digest !== profile.runtime_identity_digest || h.observed_runtime_identity_digest !== profile.runtime_identity_digest) {
+          throw refused('runtime_identity_mismatch', 'the observed runtime identity is not the one the profile pins');
+        }
+        const iso = r.isolation;
+        if (!iso.snapshot_read_only || !iso.root_read_only || !iso.capabilities_dropped || !iso.no_new_privileges) throw refused('isolation_not_met', 'the record does not show the required isolation');
+        if (!r.cleanup.container_removed) throw refused('cleanup_not_confirmed', 'the record does not confirm container removal');
+        for (const [name, c] of [['stdout', r.stdout], ['stderr', r.stderr]] as const) {
+          const data = Buffer.from(c.data_base64, 'base64');
+          if (data.toString('base64') !== c.data_base64) throw refused('invalid_record', `${name} is not canonical base64`);
+          if (data.length > profile.recipe.max_output_bytes || sha256Hex(data) !== c.sha256 || data.length > c.total_bytes || c.truncated !== data.length < c.total_bytes) {
+            throw refused('output_bounds', `${name} does not respect the recipe's output bounds or its digest`);
+          }
+        }
+        if (r.outcome !== deriveOutcome(r)) throw refused('outcome_mismatch', 'the record\'s outcome does not follow from its exit status');
+        outcome = r.outcome;
       }
-      if (r.outcome !== deriveOutcome(r)) throw refused('outcome_mismatch', 'the record\'s outcome does not follow from its exit status');
 
       const tDigest = transferDigest(parts.header);
       const view: JsonValue = {
@@ -282,7 +295,7 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
         task_id: task.task_id,
         attempt_id: a.attempt_id,
         fence: a.fence,
-        outcome: r.outcome,
+        outcome,
       };
       journal.insertTransfer({
         transfer_digest: tDigest,
@@ -297,14 +310,14 @@ export function importTransfer(journal: JournalStore, authority: AuthorityStore,
         collector_profile_install_id: row.install_id,
         collector_profile_digest: row.profile_digest,
         grant_generation: h.origin.grant_generation,
-        outcome: r.outcome,
+        outcome,
         length: bytes.length,
         bytes,
         view: canonicalJsonBytes(view),
         created_at: now,
       });
       // A transfer finishes its attempt; the graph (and only a receipt) decides qualification.
-      journal.updateAttempt(a.attempt_id, { state: 'finished', outcome: r.outcome, outcome_code: r.outcome === 'passed' ? null : 'collector_not_passed', updated_at: now });
+      journal.updateAttempt(a.attempt_id, { state: 'finished', outcome, outcome_code: outcome === 'passed' ? null : 'collector_not_passed', updated_at: now });
       return { ...view, replayed: false, currently_applicable: true };
     });
 }

@@ -350,7 +350,7 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
         const bytes = await ex.body(Number(len));
         if (bytes === undefined || bytes.length !== Number(len)) throw invalidRequest('the body does not match its content-length');
         const transfer = decodeTransfer(bytes);
-        state.commits.submit(() => importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, transfer, Date.now()), answerWhenCommitted(ex, log));
+        state.commits.submit(() => importTransfer(state.writableJournal(), state.authority, actor, { repository, profile }, transfer, Date.now(), state.snapshots), answerWhenCommitted(ex, log));
         return;
       }
       const ctype = ex.headers['content-type'];

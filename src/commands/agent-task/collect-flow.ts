@@ -5,7 +5,7 @@
 
 import { Authority } from '../../core/authority/store.js';
 import { canonicalJson, type JsonValue } from '../../core/canonical/json.js';
-import type { Descriptor } from '../../core/contract/collector.js';
+import type { Descriptor, ReviewDescriptor } from '../../core/contract/collector.js';
 import { outputTail, renderTail, type OutputTail } from '../../core/collector/output-tail.js';
 import { executionRecordBytes, executionRequestBytes, executionRequestDigest, recipeJson, type CollectorProfile } from '../../core/collector/transfer.js';
 import { subjectToJson } from '../../core/authority/plan.js';
@@ -105,6 +105,10 @@ async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () =>
       throw malformed('the descriptor is not for this task of the current subject');
     }
     if (d.repository !== repositoryOpt(inv) || d.profile !== idOpt(inv, 'profile')) throw malformed('the descriptor is for another repository or profile');
+    if ('review' in d) {
+      const { collectReview } = await import('./collect-review.js');
+      return await collectReview({ ctx, inv, d: d as unknown as ReviewDescriptor, subject, task, dataDir, keyDir, stateDir, session, c, progress, statusRead, firstStatus });
+    }
     const profile = recompile(dataDir, d);
     const key = loadKey(keyDir);
     if (verificationKeyId(key.publicKey) !== d.registration.verification_key_id) throw localState('the key in --key-dir is not the enrolled key of the attempt\'s registration', 'WRONG_KEY');

@@ -3,6 +3,10 @@
 
 import { Authority } from '../../core/authority/store.js';
 import { collectorProfileBytes, collectorProfileDigest, type CollectorProfile } from '../../core/collector/transfer.js';
+import { reviewBasisProblem, reviewProfileJson, type ReviewCollectorProfile } from '../../core/collector/review.js';
+import { canonicalJsonBytes } from '../../core/canonical/json.js';
+import { DOMAINS, domainDigest } from '../../core/crypto/digest.js';
+import { badInput } from '../../core/errors.js';
 import { decodeContract } from '../../core/contract/common.js';
 import { CollectorProfileFile } from '../../core/contract/collector.js';
 import { readBoundedInput } from '../../core/fs/safe.js';
@@ -12,7 +16,14 @@ import { stringOpt } from '../options.js';
 export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const raw = readBoundedInput(stringOpt(inv, 'file'), 64 * 1024, 'collector profile file');
   const doc = decodeContract(raw, CollectorProfileFile, { maxBytes: 64 * 1024, what: 'collector profile file', code: 'INVALID_COLLECTOR_PROFILE' });
-  const profile = doc as CollectorProfile;
+  let canonical: Buffer;
+  if (doc.kind === 'review') {
+    const problem = reviewBasisProblem(doc.reviewer);
+    if (problem) throw badInput(problem, 'REVIEW_BASIS_REFUSED');
+    canonical = canonicalJsonBytes(reviewProfileJson(doc as ReviewCollectorProfile));
+  } else {
+    canonical = collectorProfileBytes(doc as CollectorProfile);
+  }
   const a = Authority.open(stringOpt(inv, 'data-dir'));
   try {
     const row = a.installCollectorProfile({
@@ -21,8 +32,10 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
       repository: doc.repository,
       profile: doc.profile,
       step_id: doc.step_id,
-      canonical: collectorProfileBytes(profile),
-      profile_digest: collectorProfileDigest(profile),
+      canonical,
+      profile_digest: doc.kind === 'review' ? domainDigest(DOMAINS.collectorProfile, canonical) : collectorProfileDigest(doc as CollectorProfile),
+      kind: doc.kind,
+      ...(doc.kind === 'review' ? { policy_digest: doc.policy_digest } : {}),
     });
     return {
       data: { install_id: row.install_id, profile_digest: row.profile_digest, registration_id: row.registration_id, seq: row.seq, changed: row.changed },

@@ -569,7 +569,7 @@ export class Authority implements AuthorityStore {
    * the bytes that are already current is a no-op; anything else is a new immutable installation that
    * replaces the current one (evidence bound to the old installation stops counting).
    */
-  installCollectorProfile(input: { registration_id: string; registration_epoch: number; repository: string; profile: string; step_id: string; canonical: Buffer; profile_digest: string }): CollectorProfileRow & { changed: boolean } {
+  installCollectorProfile(input: { registration_id: string; registration_epoch: number; repository: string; profile: string; step_id: string; canonical: Buffer; profile_digest: string; kind?: 'command' | 'review'; policy_digest?: string }): CollectorProfileRow & { changed: boolean } {
     const tx = this.db.transaction(() => {
       const e = this.getEnrollment(input.registration_id);
       if (!e) throw notFound(`no enrollment ${input.registration_id}`, 'ENROLLMENT_NOT_FOUND');
@@ -580,7 +580,9 @@ export class Authority implements AuthorityStore {
       if (!current || current.registration_id !== e.registration_id) throw badInput('the registration is revoked or not the executor\'s current epoch', 'ENROLLMENT_NOT_CURRENT');
       const p = this.requireProfile(e.repository, e.profile);
       const step = this.loadRequirement(p.requirement_digest).requirement.steps.find((s) => s.id === e.step_id);
-      if (!step || step.action_class !== 'command_collector') throw badInput(`step ${e.step_id} is not a command_collector step of the installed requirement`, 'NOT_A_COLLECTOR_STEP');
+      const cls = input.kind === 'review' ? 'review_collector' : 'command_collector';
+      if (!step || step.action_class !== cls) throw badInput(`step ${e.step_id} is not a ${cls} step of the installed requirement`, 'NOT_A_COLLECTOR_STEP');
+      if (input.kind === 'review' && input.policy_digest !== p.requirement_digest) throw badInput('the review profile\'s policy_digest is not the installed requirement digest', 'POLICY_DIGEST_MISMATCH');
       const cur = this.currentCollectorProfile(e.registration_id);
       if (cur && cur.profile_digest === input.profile_digest) return { ...cur, changed: false };
       const row: CollectorProfileRow = {

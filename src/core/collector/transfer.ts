@@ -174,7 +174,7 @@ export function executionRecordBytes(r: ExecutionRecord): Buffer {
 }
 
 export interface RecordEntry {
-  readonly type: 'execution_request' | 'execution_record';
+  readonly type: 'execution_request' | 'execution_record' | 'review_request' | 'review_record';
   readonly length: number;
   readonly digest: string;
 }
@@ -201,7 +201,16 @@ export interface TransferHeader {
   readonly records: readonly RecordEntry[];
 }
 
-export function headerBytes(h: TransferHeader): Buffer {
+/** A review transfer's header: the same bindings, with the ReviewRequest and the observed reviewer identity. */
+export type ReviewTransferHeader = Omit<TransferHeader, 'execution_request_digest' | 'observed_runtime_identity_digest'> & {
+  readonly review_request_digest: string;
+  readonly observed_reviewer_identity_digest: string;
+};
+
+export function headerBytes(h: TransferHeader | ReviewTransferHeader): Buffer {
+  const tail: JsonValue = 'review_request_digest' in h
+    ? { review_request_digest: h.review_request_digest, observed_reviewer_identity_digest: h.observed_reviewer_identity_digest }
+    : { execution_request_digest: h.execution_request_digest, observed_runtime_identity_digest: h.observed_runtime_identity_digest };
   return canonicalJsonBytes({
     version: 1,
     audience: h.audience,
@@ -222,8 +231,7 @@ export function headerBytes(h: TransferHeader): Buffer {
       verification_key_id: h.registration.verification_key_id,
     },
     collector_profile: { install_id: h.collector_profile.install_id, profile_digest: h.collector_profile.profile_digest },
-    execution_request_digest: h.execution_request_digest,
-    observed_runtime_identity_digest: h.observed_runtime_identity_digest,
+    ...(tail as Record<string, JsonValue>),
     upload_request_id: h.upload_request_id,
     records: h.records.map((r) => ({ type: r.type, length: r.length, digest: r.digest })),
   });
@@ -235,7 +243,8 @@ export function headerSigningDigest(header: Uint8Array): Buffer {
 }
 
 export function recordEntry(type: RecordEntry['type'], bytes: Uint8Array): RecordEntry {
-  return { type, length: bytes.byteLength, digest: domainDigest(type === 'execution_request' ? DOMAINS.executionRequest : DOMAINS.executionRecord, bytes) };
+  const domain = { execution_request: DOMAINS.executionRequest, execution_record: DOMAINS.executionRecord, review_request: DOMAINS.reviewRequest, review_record: DOMAINS.reviewRecord }[type];
+  return { type, length: bytes.byteLength, digest: domainDigest(domain, bytes) };
 }
 
 /** Assembles transfer bytes from the header bytes, its signature and the records in header order. */

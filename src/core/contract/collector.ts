@@ -7,6 +7,7 @@ import { Hex64, Id } from './common.js';
 import { AttemptWire, LEASE_MAX_MS, LEASE_MIN_MS } from './mutations.js';
 import { SubjectSchema } from './ops.js';
 import { IMAGE_ID_RE_SOURCE } from '../collector/limits.js';
+import { REVIEW_MAX_CALL_INPUT_BYTES, REVIEW_MAX_CALLS, REVIEW_MAX_INPUT_BYTES, REVIEW_MAX_OUTPUT_BYTES, REVIEW_MAX_WALL_MS } from '../collector/review.js';
 
 export const COLLECTOR_OPERATIONS = ['collector_claim', 'collector_descriptor', 'collector_finalize', 'reconcile_collector_finalization'] as const;
 
@@ -32,8 +33,8 @@ export const Recipe = z.strictObject({
   network: z.literal('none'),
 });
 
-/** The collector profile file an operator installs (docs/COLLECTOR.md). */
-export const CollectorProfileFile = z.strictObject({
+/** The command collector profile file an operator installs (docs/COLLECTOR.md). */
+export const CommandProfileFile = z.strictObject({
   version: z.literal(1),
   kind: z.literal('command'),
   repository: Repository,
@@ -44,11 +45,44 @@ export const CollectorProfileFile = z.strictObject({
   recipe: Recipe,
   runtime_identity_digest: Hex64,
 });
+
+/** What a finite-review profile pins of the reviewer (the basis itself is checked by reviewBasisProblem). */
+export const ReviewerPins = z.strictObject({
+  transport_basis: z.string().min(1).max(64),
+  executable_sha256: Hex64,
+  model: z.string().min(1).max(128).regex(/^[A-Za-z0-9._:@-]+$/, 'must be a model name of letters, digits and ._:@-'),
+  provider_scope: z.strictObject({ provider: z.literal('anthropic'), base_url: z.string().min(1).max(512) }),
+});
+
+export const ReviewBudgetsSchema = z.strictObject({
+  max_calls: z.number().int().min(1).max(REVIEW_MAX_CALLS),
+  max_call_input_bytes: z.number().int().min(4096).max(REVIEW_MAX_CALL_INPUT_BYTES),
+  max_input_bytes: z.number().int().min(4096).max(REVIEW_MAX_INPUT_BYTES),
+  max_output_bytes: z.number().int().min(1024).max(REVIEW_MAX_OUTPUT_BYTES),
+  wall_time_ms: z.number().int().min(1_000).max(REVIEW_MAX_WALL_MS),
+});
+
+/** The finite-review collector profile file (docs/COLLECTOR.md). */
+export const ReviewProfileFile = z.strictObject({
+  version: z.literal(1),
+  kind: z.literal('review'),
+  repository: Repository,
+  profile: Id,
+  step_id: Id,
+  registration_id: Id,
+  registration_epoch: Epoch,
+  reviewer: ReviewerPins,
+  policy_digest: Hex64,
+  path_coverage: z.enum(['all', 'changed']),
+  budgets: ReviewBudgetsSchema,
+});
+
+export const CollectorProfileFile = z.discriminatedUnion('kind', [CommandProfileFile, ReviewProfileFile]);
 export type CollectorProfileFile = z.output<typeof CollectorProfileFile>;
 
-const RecordEntry = z.strictObject({ type: z.enum(['execution_request', 'execution_record']), length: z.number().int().min(0).max(16 * 1024 * 1024), digest: Hex64 });
+const RecordEntry = z.strictObject({ type: z.enum(['execution_request', 'execution_record', 'review_request', 'review_record']), length: z.number().int().min(0).max(16 * 1024 * 1024), digest: Hex64 });
 
-export const TransferHeaderSchema = z.strictObject({
+const CommandTransferHeader = z.strictObject({
   version: z.literal(1),
   audience: Id,
   repository: Repository,
@@ -72,6 +106,15 @@ export const TransferHeaderSchema = z.strictObject({
     RecordEntry.extend({ type: z.literal('execution_record') }).strict(),
   ]),
 });
+
+const ReviewTransferHeader = CommandTransferHeader.omit({ execution_request_digest: true, observed_runtime_identity_digest: true, records: true }).extend({
+  review_request_digest: Hex64,
+  observed_reviewer_identity_digest: Hex64,
+  // upload_request_id comes before records in the header; the strict schema checks names, not order.
+  records: z.tuple([RecordEntry.extend({ type: z.literal('review_request') }).strict(), RecordEntry.extend({ type: z.literal('review_record') }).strict()]),
+}).strict();
+
+export const TransferHeaderSchema = z.union([CommandTransferHeader, ReviewTransferHeader]);
 
 const Captured = z.strictObject({
   sha256: Hex64,
@@ -104,6 +147,37 @@ export const ExecutionRecordSchema = z.strictObject({
   }),
   cleanup: z.strictObject({ container_removed: z.boolean() }),
   recovered: z.boolean(),
+});
+
+const Observation = z.strictObject({
+  index: z.number().int().min(0).max(REVIEW_MAX_CALLS),
+  ticket: Hex64,
+  prompt_sha256: Hex64,
+  exit_code: z.number().int().min(-1).max(255),
+  timed_out: z.boolean(),
+  stdout: Captured,
+  started_at: Timestamp,
+  finished_at: Timestamp,
+});
+
+/** The ReviewRecord as decoded on import; the authority then derives it again and compares the bytes. */
+export const ReviewRecordSchema = z.strictObject({
+  version: z.literal(1),
+  type: z.literal('review_record'),
+  review_request_digest: Hex64,
+  reviewer: z.strictObject({
+    transport_basis: z.string().max(64),
+    model: z.string().max(128),
+    provider_scope: z.strictObject({ provider: z.literal('anthropic'), base_url: z.string().max(512) }),
+    executable_sha256_before: Hex64,
+    executable_sha256_after: Hex64,
+  }),
+  observations: z.array(Observation).max(REVIEW_MAX_CALLS),
+  coverage: z.unknown(),
+  criteria: z.unknown(),
+  budget_exhausted: z.boolean(),
+  failure: z.string().max(64).nullable(),
+  outcome: z.enum(['passed', 'failed']),
 });
 
 // ---- requests ---------------------------------------------------------------------------------------
@@ -152,7 +226,7 @@ const Capability = z.literal('agentscm.agent-workflow-tasks/v1');
 const Envelope = { capability: Capability, schema_version: z.literal(1) };
 
 /** The claimed descriptor: everything collect needs, derived by the Hub from the installed profile. */
-export const Descriptor = z.strictObject({
+const CommandDescriptor = z.strictObject({
   version: z.literal(1),
   audience: Id,
   repository: Repository,
@@ -172,7 +246,15 @@ export const Descriptor = z.strictObject({
   runtime_identity_digest: Hex64,
   execution_request_digest: Hex64,
 });
-export type Descriptor = z.output<typeof Descriptor>;
+
+/** A review attempt's descriptor: the pinned reviewer, policy, coverage and budgets instead of a recipe. */
+const ReviewDescriptor = CommandDescriptor.omit({ recipe: true, runtime_identity_digest: true, execution_request_digest: true }).extend({
+  review: z.strictObject({ reviewer: ReviewerPins, policy_digest: Hex64, path_coverage: z.enum(['all', 'changed']), budgets: ReviewBudgetsSchema }),
+}).strict();
+
+export const Descriptor = z.union([CommandDescriptor, ReviewDescriptor]);
+export type Descriptor = z.output<typeof CommandDescriptor>;
+export type ReviewDescriptor = z.output<typeof ReviewDescriptor>;
 
 export const CollectorClaimAnswer = z.strictObject({
   ...Envelope,

@@ -57,7 +57,10 @@ const RequirementSchema = z
         if (refs.has(ref.name)) ctx.addIssue({ code: 'custom', path: ['steps', i, 'references', k, 'name'], message: `duplicate reference ${ref.name}` });
         refs.add(ref.name);
       });
-      if (s.action_class === 'controller_only') {
+      if (s.action_class === 'review_collector') {
+        // The finite review controller evaluates every criterion itself, controller_only ones included.
+        if (!s.criteria.some((c) => c.required)) ctx.addIssue({ code: 'custom', path: ['steps', i, 'criteria'], message: 'a review_collector step needs a required criterion' });
+      } else if (s.action_class === 'controller_only') {
         if (s.criteria.some((c) => !c.controller_only)) ctx.addIssue({ code: 'custom', path: ['steps', i, 'criteria'], message: 'a controller_only step has only controller_only criteria' });
       } else if (!s.criteria.some((c) => c.required && !c.controller_only)) {
         ctx.addIssue({ code: 'custom', path: ['steps', i, 'criteria'], message: 'a step an agent or collector performs needs a required criterion that is not controller_only' });

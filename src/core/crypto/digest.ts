@@ -46,6 +46,11 @@ export const DOMAINS = {
   executionRecord: 'agentscm.collector-execution-record.v1',
   runtimeIdentity: 'agentscm.oci-runtime-identity.v1',
   collectorProfile: 'agentscm.collector-profile.v1',
+  /** Finite review controller: ReviewRequest, ReviewRecord, one call's ticket, the observed reviewer identity. */
+  reviewRequest: 'agentscm.collector-review-request.v1',
+  reviewRecord: 'agentscm.collector-review-record.v1',
+  reviewTicket: 'agentscm.collector-review-ticket.v1',
+  reviewerIdentity: 'agentscm.collector-reviewer-identity.v1',
   /** Collect lock file name, over the attempt id; also names a stale lock's takeover guard. */
   collectLock: 'agentscm.collector-collect-lock.v1',
   /** Stop-hook continuation counter file name, over (host, session, repository, profile, Change, workspace). */
