@@ -433,8 +433,9 @@ export interface StatCache {
   readonly bytes: Buffer;
   readonly starts: Int32Array;
   readonly fixed: Int32Array;
-  /** The listing it was made with, when that may be reused (a git work tree). */
+  /** The listing it was made with, when that may be reused (a git work tree), and where its section begins (0: none). */
   readonly listing: ListingCache | undefined;
+  readonly listingAt: number;
 }
 
 /**
@@ -549,20 +550,38 @@ function encodeCache(entries: readonly NewEntry[], manifestEntries: number, list
   w.u32(CACHE_MAGIC);
   w.u32(manifestEntries);
   w.u32(entries.length);
-  const paths: string[] = [];
-  for (const e of entries) {
+  const paths: string[] = new Array(entries.length);
+  // Entries taken over from one cache in a row are one range of its bytes, copied at once.
+  let sameAsOld: StatCache | undefined = entries.length > 0 && 'from' in entries[0]! ? entries[0].from : undefined;
+  for (let k = 0; k < entries.length; ) {
+    const e = entries[k]!;
     if ('from' in e) {
-      w.bytes(e.from.bytes.subarray(e.from.starts[e.i]!, e.from.fixed[e.i]! + ENTRY_FIXED - 4));
-      paths.push(e.from.paths[e.i]!);
+      let end = k + 1;
+      while (end < entries.length) {
+        const x = entries[end]!;
+        if (!('from' in x) || x.from !== e.from || x.i !== e.i + (end - k)) break;
+        end++;
+      }
+      const last = e.i + (end - k) - 1;
+      w.bytes(e.from.bytes.subarray(e.from.starts[e.i]!, e.from.fixed[last]! + ENTRY_FIXED - 4));
+      for (let x = k; x < end; x++) paths[x] = e.from.paths[e.i + (x - k)]!;
+      k = end;
       continue;
     }
     w.str(e.path);
     w.stat(e.stat);
     w.hex32(e.sha256);
-    paths.push(e.path);
+    paths[k] = e.path;
+    k++;
   }
   if (listing === undefined) {
     w.u8(0);
+    return w.done();
+  }
+  // The listing an old cache had, with the same regular-file paths: its section is the same bytes.
+  if (sameAsOld !== undefined && (sameAsOld.listing !== listing || sameAsOld.paths.length !== paths.length || !paths.every((p, i) => p === sameAsOld!.paths[i]))) sameAsOld = undefined;
+  if (sameAsOld !== undefined && sameAsOld.listingAt > 0) {
+    w.bytes(sameAsOld.bytes.subarray(sameAsOld.listingAt));
     return w.done();
   }
   w.u8(1);
@@ -615,17 +634,18 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
     o += 4 + n;
     return s;
   };
+  // The order is not checked again here (a cache out of order only finds fewer entries clean: the
+  // scan then reads those files).
   for (let i = 0; i < count; i++) {
     starts[i] = o;
     const p = str();
     if (o + ENTRY_FIXED - 4 > b.length) throw corrupt();
-    // In manifest order: strictly ascending (which also rules out a path twice).
-    if (i > 0 && compareUtf8(paths[i - 1]!, p) >= 0) throw corrupt();
     paths[i] = p;
     fixed[i] = o;
     o += ENTRY_FIXED - 4;
   }
   let listing: ListingCache | undefined;
+  const listingAt = o;
   if (magic === CACHE_MAGIC) {
     if (o + 1 > b.length) throw corrupt();
     const flag = b.readUInt8(o++);
@@ -662,14 +682,13 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
           o += 4;
           listed[i] = paths[next++]!;
         } else listed[i] = str();
-        if (i > 0 && compareUtf8(listed[i - 1]!, listed[i]!) >= 0) throw corrupt();
       }
       if (next !== count) throw corrupt();
       listing = { envDigest, watch, listed };
     }
   }
   if (o !== b.length) throw corrupt();
-  return { revision, scannedAtMs, manifestEntries, paths, bytes: b, starts, fixed, listing };
+  return { revision, scannedAtMs, manifestEntries, paths, bytes: b, starts, fixed, listing, listingAt: listing === undefined ? 0 : listingAt };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -772,7 +791,12 @@ export function fastManifestBytes(m: Manifest): Buffer {
  * and handed to `onRead` with its bytes. Writes nothing. `anyGitEnv`: reuse the cache's listing
  * whatever the git environment (the Stop hook's comparison with the checkpoint's file set).
  */
-export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: ManifestEntry, bytes: Buffer) => void, opts: { anyGitEnv?: boolean } = {}): WorkspaceScan {
+export function scanWorkspace(
+  root: string,
+  cache?: StatCache,
+  onRead?: (entry: ManifestEntry, bytes: Buffer) => void,
+  opts: { anyGitEnv?: boolean; previous?: WorkspaceScan } = {},
+): WorkspaceScan {
   const scannedAtMs = Date.now();
   const { files, listing } = listFiles(root, cache, opts.anyGitEnv === true);
   const n = files.length;
@@ -829,9 +853,12 @@ export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: 
   // snapshot's, and so is the revision (not computed again over every entry).
   let mbytes: Buffer | undefined;
   const bytesOfManifest = () => (mbytes ??= manifestBytesOf(n, (i) => readEntries[i], cache === undefined ? undefined : { cache, at: fromCache }));
-  const revision = read === 0 && cache !== undefined && n === cache.manifestEntries ? cache.revision : domainDigest(DOMAINS.snapshot, bytesOfManifest());
+  const revision =
+    read === 0 && cache !== undefined && n === cache.manifestEntries
+      ? cache.revision
+      : sameAsPrevious(opts.previous, cache, fromCache, readEntries) ?? domainDigest(DOMAINS.snapshot, bytesOfManifest());
   let manifest: Manifest | undefined;
-  return {
+  const scan: WorkspaceScan = {
     manifestBytes: bytesOfManifest,
     get manifest(): Manifest {
       if (manifest === undefined) {
@@ -861,6 +888,35 @@ export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: 
       return encodeCache(entries, n, listing);
     },
   };
+  scans.set(scan, { cache, fromCache, readEntries });
+  return scan;
+}
+
+interface ScanParts {
+  readonly cache: StatCache | undefined;
+  readonly fromCache: Int32Array;
+  readonly readEntries: readonly (Scanned | undefined)[];
+}
+const scans = new WeakMap<WorkspaceScan, ScanParts>();
+
+/**
+ * The revision of an earlier scan by the same cache whose entries were the same: the same entries from
+ * the cache, and the same path, mode, size and digest for each file read (so the same manifest).
+ */
+function sameAsPrevious(previous: WorkspaceScan | undefined, cache: StatCache | undefined, fromCache: Int32Array, readEntries: readonly (Scanned | undefined)[]): string | undefined {
+  const p = previous === undefined ? undefined : scans.get(previous);
+  if (p === undefined || p.cache !== cache || p.fromCache.length !== fromCache.length) return undefined;
+  for (let i = 0; i < fromCache.length; i++) {
+    if (p.fromCache[i] !== fromCache[i]) return undefined;
+    const a = p.readEntries[i];
+    const b = readEntries[i];
+    if (a === undefined || b === undefined) {
+      if (a !== b) return undefined;
+      continue;
+    }
+    if (a.path !== b.path || a.mode !== b.mode || a.size !== b.size || a.sha256 !== b.sha256) return undefined;
+  }
+  return previous!.revision;
 }
 
 /**
@@ -869,8 +925,8 @@ export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: 
  * read, and its listing is reused while it answers (whatever the git environment: the check compares
  * with the checkpoint's file set).
  */
-export function readWorkspaceLater(root: string, cache?: StatCache): { scanned(): { manifest: Manifest; revision: string } } {
-  const scan = scanWorkspace(root, cache, undefined, { anyGitEnv: true });
+export function readWorkspaceLater(root: string, cache?: StatCache, previous?: WorkspaceScan): { scanned(): WorkspaceScan } {
+  const scan = scanWorkspace(root, cache, undefined, { anyGitEnv: true, ...(previous !== undefined ? { previous } : {}) });
   return { scanned: () => scan };
 }
 
