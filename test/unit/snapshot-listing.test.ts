@@ -77,6 +77,7 @@ const edits: [string, (root: string) => void, (listed: string[]) => boolean][] =
 const trees = edits.map(() => gitTree());
 const clean = gitTree();
 const otherEnv = gitTree();
+const rewritten = gitTree();
 const names = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-names-')));
 roots.push(names);
 for (const name of ['a"b', 'c\\d', 'é.txt', '日本.md', 'plain.txt', 'z\u2028.txt']) fs.writeFileSync(path.join(names, name), name);
@@ -112,6 +113,22 @@ for (const [i, [what, edit, check]] of edits.entries()) {
     assert.equal(scanWorkspace(root, cache).revision, scanWorkspace(root).revision);
   });
 }
+
+test('an index rewritten with the same paths keeps the listing; one that tracks other paths does not', () => {
+  const root = rewritten;
+  const cache = record(root);
+  const index = path.join(root, '.git/index');
+  const before = fs.statSync(index);
+  // git status refreshes the index and writes it again (a file's stat changed, its bytes did not).
+  fs.utimesSync(path.join(root, 'README.md'), new Date(), new Date(Date.now() - 10_000));
+  execFileSync('git', ['update-index', '--refresh', '-q'], { cwd: root });
+  execFileSync('git', ['add', 'README.md'], { cwd: root });
+  assert.notEqual(fs.statSync(index).mtimeMs + fs.statSync(index).ino, before.mtimeMs + before.ino, 'the index was written again');
+  assert.ok(listingClean(root, cache.listing!, cache.scannedAtMs));
+  execFileSync('git', ['rm', '-q', '--cached', 'src/a.ts'], { cwd: root });
+  assert.equal(listingClean(root, cache.listing!, cache.scannedAtMs), false);
+  assert.deepEqual(paths(root, cache), paths(root));
+});
 
 test('a listing whose directories are racily clean is not trusted', () => {
   const root = gitTree();

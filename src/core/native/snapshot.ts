@@ -144,6 +144,8 @@ export function listWorkspaceFiles(root: string): string[] {
 const WATCH_DIR = 0;
 const WATCH_FILE = 1;
 const WATCH_GIT = 2;
+/** The index, by stat; when that changed, by the digest of its paths (git rewrites it for other reasons: `git status` refreshes it). */
+const WATCH_INDEX = 3;
 
 export interface WatchItem {
   readonly kind: number;
@@ -156,6 +158,8 @@ export interface WatchItem {
 /** A git listing that may be reused: the git environment it was made in, what it watched, what it listed. */
 export interface ListingCache {
   readonly envDigest: string;
+  /** SHA-256 of `git ls-files -c -z`: the paths the index tracked. */
+  readonly indexDigest: string;
   readonly watch: readonly WatchItem[];
   /** ls-files' paths, sorted and deduplicated (some may since be missing, or be directories). */
   readonly listed: readonly string[];
@@ -190,11 +194,23 @@ function watchClean(root: string, w: WatchItem, scannedAtMs: number): boolean {
   return statClean(w.stat, st, scannedAtMs);
 }
 
-/** Whether a listing cache still answers: every watched stat unchanged and none racily clean. */
+/** Whether a listing cache still answers: every watched stat unchanged and none racily clean, the index tracking the same paths. */
 export function listingClean(root: string, lc: ListingCache, scannedAtMs: number): boolean {
-  for (const w of lc.watch) if (!watchClean(root, w, scannedAtMs)) return false;
+  for (const w of lc.watch) {
+    if (watchClean(root, w, scannedAtMs)) continue;
+    if (w.kind !== WATCH_INDEX || watchStat(root, w) === undefined) return false;
+    let digest: string;
+    try {
+      digest = trackedDigest(root);
+    } catch {
+      return false;
+    }
+    if (digest !== lc.indexDigest) return false;
+  }
   return true;
 }
+
+const trackedDigest = (root: string) => sha256Hex(execFileSync('git', ['ls-files', '-c', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }));
 
 interface GitRoot {
   readonly gitDir: string;
@@ -286,7 +302,13 @@ function watchDirs(root: string, rel: string, ignoredDirs: ReadonlySet<string>, 
 function gitListing(root: string, g: GitRoot): { listed: string[]; cache: ListingCache | undefined } {
   const envDigest = gitEnvDigest();
   const watch: WatchItem[] = [];
-  const rules = [{ kind: WATCH_GIT, path: path.join(root, '.git') }, ...gitRuleFiles(root, g).map((p) => ({ kind: WATCH_FILE, path: p }))];
+  const rules = [
+    { kind: WATCH_GIT, path: path.join(root, '.git') },
+    { kind: WATCH_INDEX, path: g.index },
+    ...gitRuleFiles(root, g)
+      .filter((p) => p !== g.index)
+      .map((p) => ({ kind: WATCH_FILE, path: p })),
+  ];
   for (const w of rules) {
     const s = watchStat(root, w);
     watch.push({ ...w, stat: s && statKey(s) });
@@ -300,14 +322,17 @@ function gitListing(root: string, g: GitRoot): { listed: string[]; cache: Listin
     else if (r[0] === 'R' || r[0] === 'C') i++;
   }
   watchDirs(root, '', ignoredDirs, watch);
+  // After the index's stat, before the listing: an index changed in between is seen next time.
+  const indexDigest = trackedDigest(root);
   const listed = [...new Set(gitOut(root, ['ls-files', '-co', '--exclude-standard', '-z']).split('\0'))].filter((p) => p !== '');
   listed.sort(compareUtf8);
   const same = watch.every((w) => {
     if (w.kind === WATCH_DIR) return true;
     const s = watchStat(root, w);
+    if (w.kind === WATCH_INDEX) return true;
     return s === undefined || w.stat === undefined ? s === w.stat : statClean(w.stat, s, Number.POSITIVE_INFINITY) || (w.kind === WATCH_GIT && s.ino === w.stat.ino);
   });
-  return { listed, cache: same ? { envDigest, watch, listed } : undefined };
+  return { listed, cache: same ? { envDigest, indexDigest, watch, listed } : undefined };
 }
 
 /** lstat's each listed path; missing ones (deleted tracked files) and directories (submodules) are not content. */
@@ -586,6 +611,7 @@ function encodeCache(entries: readonly NewEntry[], manifestEntries: number, list
   }
   w.u8(1);
   w.hex32(listing.envDigest);
+  w.hex32(listing.indexDigest);
   w.u32(listing.watch.length);
   for (const x of listing.watch) {
     w.u8(x.kind);
@@ -651,9 +677,10 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
     const flag = b.readUInt8(o++);
     if (flag > 1) throw corrupt();
     if (flag === 1) {
-      if (o + 36 > b.length) throw corrupt();
+      if (o + 68 > b.length) throw corrupt();
       const envDigest = b.toString('hex', o, o + 32);
-      o += 32;
+      const indexDigest = b.toString('hex', o + 32, o + 64);
+      o += 64;
       const nw = b.readUInt32LE(o);
       o += 4;
       if (nw > 4 * MAX_SNAPSHOT_FILES + 64) throw corrupt();
@@ -661,7 +688,7 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
       for (let i = 0; i < nw; i++) {
         if (o + 1 > b.length) throw corrupt();
         const kind = b.readUInt8(o++);
-        if (kind > WATCH_GIT) throw corrupt();
+        if (kind > WATCH_INDEX) throw corrupt();
         const p = str();
         if (o + WATCH_FIXED - 5 > b.length) throw corrupt();
         const mode = b.readUInt32LE(o);
@@ -684,7 +711,7 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
         } else listed[i] = str();
       }
       if (next !== count) throw corrupt();
-      listing = { envDigest, watch, listed };
+      listing = { envDigest, indexDigest, watch, listed };
     }
   }
   if (o !== b.length) throw corrupt();
