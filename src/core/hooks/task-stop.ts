@@ -24,7 +24,7 @@ import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
 import { readCaFile, readTokenFile } from '../hub-client/answer.js';
 import { HubClient } from '../hub-client/client.js';
-import { decodeStatCache, readWorkspaceLater, type StatCache } from '../native/snapshot.js';
+import { decodeStatCache, readWorkspaceLater, type StatCache, type WorkspaceScan } from '../native/snapshot.js';
 import { readWorkspaceStateWithCache, WORKSPACES_FILE, type StoredStatCache, type WorkspaceState } from '../native/workspace-state.js';
 
 export const QUALIFICATION_TIMEOUT_MS = 30_000;
@@ -113,6 +113,7 @@ interface WorkspaceRead {
   readonly state: WorkspaceState;
   /** The revision the live files had when they were read (hashed on first use). */
   live(): string;
+  readonly scan: WorkspaceScan;
 }
 
 // The stat cache as decoded by the first read: the second read finds the same bytes and reuses it.
@@ -137,7 +138,7 @@ function statCacheOf(stored: StoredStatCache | undefined): StatCache | undefined
  * One read of the workspace: its recorded state, then a complete read-only scan of its files (by the
  * stat cache: only files whose stat changed since the checkpoint are read and hashed).
  */
-function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
+function readWorkspace(dataDir: string, workspace: string, previous?: WorkspaceRead): WorkspaceRead {
   return guard('workspace', () => {
     // stat, not lstat: a workspace reached through a symlink is still that workspace (its key is the real path).
     const st = fs.statSync(workspace, { throwIfNoEntry: false });
@@ -155,8 +156,9 @@ function readWorkspace(dataDir: string, workspace: string): WorkspaceRead {
       throw e;
     }
     if (!read) throw new Category('workspace');
-    const files = readWorkspaceLater(real, statCacheOf(read.cache), [dataDir]);
-    return { state: read.state, live: () => guard('workspace', () => files.scanned().revision) };
+    // The second read takes the first one's revision when it found the same entries (no manifest to hash again).
+    const files = readWorkspaceLater(real, statCacheOf(read.cache), previous?.scan, [dataDir]);
+    return { state: read.state, scan: files.scanned(), live: () => guard('workspace', () => files.scanned().revision) };
   });
 }
 
@@ -263,7 +265,7 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   const q: Qualification = checked.value;
   if (q.revision !== subject.revision) return errorVerdict('malformed');
 
-  const after = readWorkspace(input.dataDir, workspace);
+  const after = readWorkspace(input.dataDir, workspace, before);
   const againRead = readSubject();
   guard('local_store', () => againRead.check());
   const subjectAfter = againRead.subject;

@@ -44,13 +44,13 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
         }
         throw e;
       }
-      const { revision, manifest } = snapshot;
+      const { revision } = snapshot;
       const commit = gitCommitOfSnapshot(fs.realpathSync(input.workspace), head);
       authority.recordChangeVersion(input.repository, input.change_id, revision, profile.target, commit);
       const state = completeCheckpoint(ws, input.workspace, snapshot);
       const subject = authority.currentSubject(input.repository, input.profile, input.change_id);
       const tasks = authority.tasksFor(subject).map((t) => ({ task_id: t.task_id, task_digest: t.task_digest, step_id: t.step.id, required: t.step.required }));
-      return { subject, file_count: manifest.entries.length, generation: state.generation, git: commit, tasks };
+      return { subject, file_count: snapshot.fileCount, generation: state.generation, git: commit, tasks };
     } finally {
       ws.close();
     }

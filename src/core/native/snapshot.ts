@@ -100,53 +100,314 @@ function isToolState(rel: string, dirs: readonly string[]): boolean {
  * Paths are relative, "/"-separated, sorted by UTF-8 bytes; each file is lstat'ed once.
  */
 export function listWorkspace(root: string, stateDirs: readonly string[] = []): ListedFile[] {
-  const st = lstatOrUndefined(root);
-  if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
-  const out: ListedFile[] = [];
-  const excluded = excludedDirsOf(root, stateDirs);
-  if (isGitWorkTreeRoot(root)) {
-    const listed = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
-    const seen = new Set<string>();
-    for (const p of listed.toString('utf8').split('\0')) {
-      if (p === '' || seen.has(p) || isToolState(p, excluded)) continue;
-      seen.add(p);
-      const s = lstatOrUndefined(path.join(root, p));
-      // Deleted tracked files and submodules are not content.
-      if (s !== undefined && !s.isDirectory()) out.push({ path: p, st: s });
-      if (out.length > MAX_SNAPSHOT_FILES) throw badInput(`workspace has more than ${MAX_SNAPSHOT_FILES} files`, 'WORKSPACE_TOO_LARGE');
-    }
-  } else {
-    walk(root, '', out, excluded);
-  }
-  // git lists in its index's byte order, which is this one: the sort then only confirms it.
-  return out.sort((a, b) => compareUtf8(a.path, b.path));
+  return listFiles(root, undefined, false, stateDirs).files.paths.flatMap((p) => {
+    const st = lstatOrUndefined(path.join(root, p));
+    return st ? [{ path: p, st }] : [];
+  });
 }
+
+/**
+ * Listed files: their paths and, five numbers a file, what their lstat said (st_mode, size, mtimeMs,
+ * ctimeMs, ino). No fs.Stats is kept: tens of thousands of them (four Dates each) would keep the
+ * garbage collector busy for longer than the lstat calls take.
+ */
+class Listed {
+  readonly paths: string[] = [];
+  stats = new Float64Array(5 * 1024);
+  push(p: string, st: fs.Stats): void {
+    const i = this.paths.length;
+    if (5 * i + 5 > this.stats.length) {
+      const more = new Float64Array(this.stats.length * 2);
+      more.set(this.stats);
+      this.stats = more;
+    }
+    this.paths.push(p);
+    const s = this.stats;
+    s[5 * i] = st.mode;
+    s[5 * i + 1] = st.size;
+    s[5 * i + 2] = st.mtimeMs;
+    s[5 * i + 3] = st.ctimeMs;
+    s[5 * i + 4] = st.ino;
+  }
+  get length(): number {
+    return this.paths.length;
+  }
+  mode(i: number): number {
+    return this.stats[5 * i]!;
+  }
+  size(i: number): number {
+    return this.stats[5 * i + 1]!;
+  }
+  key(i: number): StatKey {
+    const s = this.stats;
+    return { mode: s[5 * i]!, size: s[5 * i + 1]!, mtimeMs: s[5 * i + 2]!, ctimeMs: s[5 * i + 3]!, ino: s[5 * i + 4]! };
+  }
+  /** The same files in UTF-8 byte order of their paths. */
+  sorted(): Listed {
+    const order = this.paths.map((_, i) => i).sort((a, b) => compareUtf8(this.paths[a]!, this.paths[b]!));
+    const out = new Listed();
+    out.stats = new Float64Array(Math.max(5, this.stats.length));
+    order.forEach((k, i) => {
+      out.paths.push(this.paths[k]!);
+      out.stats.set(this.stats.subarray(5 * k, 5 * k + 5), 5 * i);
+    });
+    return out;
+  }
+}
+
+const S_IFMT = 0o170000;
+const isRegular = (mode: number) => (mode & S_IFMT) === 0o100000;
+const isLink = (mode: number) => (mode & S_IFMT) === 0o120000;
 
 /** The paths of listWorkspace. */
 export function listWorkspaceFiles(root: string, stateDirs: readonly string[] = []): string[] {
   return listWorkspace(root, stateDirs).map((f) => f.path);
 }
 
-// Whether a directory is a work tree's top level, asked of git once per directory and process: the
-// Stop hook lists the workspace twice, and each git process costs it a start.
-const gitTopLevel = new Map<string, boolean>();
+// ---------------------------------------------------------------------------------------------------
+// The listing cache: git's untracked cache, for the workspace. Listing a git work tree costs git
+// processes; a listing is kept with the stat of every directory git would look into (a file added,
+// removed or renamed changes its directory's mtime), of every .gitignore in them, and of the files git
+// reads its rules and its index from (index, info/exclude, the config files and core.excludesFile).
+// While none of those stats changed, and none is racily clean, git would list the same paths, so they
+// are lstat'ed without asking git.
 
-export function isGitWorkTreeRoot(root: string): boolean {
-  if (!lstatOrUndefined(path.join(root, '.git'))) return false;
-  const known = gitTopLevel.get(root);
-  if (known !== undefined) return known;
-  let top: boolean;
-  try {
-    const out = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString('utf8').trim();
-    top = fs.realpathSync(out) === fs.realpathSync(root);
-  } catch {
-    top = false;
-  }
-  gitTopLevel.set(root, top);
-  return top;
+/** How a watched path is compared: a directory by lstat, a file by stat (it may be a link), `.git` by its type and inode. */
+const WATCH_DIR = 0;
+const WATCH_FILE = 1;
+const WATCH_GIT = 2;
+/** The index, by stat; when that changed, by the digest of its paths (git rewrites it for other reasons: `git status` refreshes it). */
+const WATCH_INDEX = 3;
+
+export interface WatchItem {
+  readonly kind: number;
+  /** Relative to the workspace ("" is the workspace itself), or absolute when it starts with "/". */
+  readonly path: string;
+  /** Undefined: the path did not exist. */
+  readonly stat: StatKey | undefined;
 }
 
-function walk(root: string, rel: string, out: ListedFile[], excluded: readonly string[]): void {
+/** A git listing that may be reused: the git environment it was made in, what it watched, what it listed. */
+export interface ListingCache {
+  readonly envDigest: string;
+  /** SHA-256 of `git ls-files -c -z`: the paths the index tracked. */
+  readonly indexDigest: string;
+  readonly watch: readonly WatchItem[];
+  /** ls-files' paths, sorted and deduplicated (some may since be missing, or be directories). */
+  readonly listed: readonly string[];
+}
+
+/** The environment git reads its configuration under: a listing made under another is not reused by a checkpoint. */
+export function gitEnvDigest(): string {
+  const vars = Object.keys(process.env)
+    .filter((k) => k.startsWith('GIT_') || k === 'HOME' || k === 'XDG_CONFIG_HOME')
+    .sort()
+    .map((k) => `${k}=${process.env[k]}`);
+  return sha256Hex(vars.join('\0'));
+}
+
+const abs = (root: string, p: string) => (p.startsWith('/') ? p : p === '' ? root : path.join(root, p));
+
+function watchStat(root: string, w: { kind: number; path: string }): fs.Stats | undefined {
+  const p = abs(root, w.path);
+  try {
+    return w.kind === WATCH_DIR ? fs.lstatSync(p, { throwIfNoEntry: false }) : fs.statSync(p, { throwIfNoEntry: false });
+  } catch {
+    // ENOTDIR, a link loop, no permission: not what was recorded.
+    return undefined;
+  }
+}
+
+/** Whether the watched path is as recorded (and the recorded stat not racily clean against `scannedAtMs`). */
+function watchClean(root: string, w: WatchItem, scannedAtMs: number): boolean {
+  const st = watchStat(root, w);
+  if (w.stat === undefined || st === undefined) return w.stat === undefined && st === undefined;
+  if (w.kind === WATCH_GIT) return st.ino === w.stat.ino && (st.mode & 0o170000) === (w.stat.mode & 0o170000);
+  return statClean(w.stat, st, scannedAtMs);
+}
+
+/** Whether a listing cache still answers: every watched stat unchanged and none racily clean, the index tracking the same paths. */
+export function listingClean(root: string, lc: ListingCache, scannedAtMs: number): boolean {
+  for (const w of lc.watch) {
+    if (watchClean(root, w, scannedAtMs)) continue;
+    if (w.kind !== WATCH_INDEX || watchStat(root, w) === undefined) return false;
+    let digest: string;
+    try {
+      digest = trackedDigest(root);
+    } catch {
+      return false;
+    }
+    if (digest !== lc.indexDigest) return false;
+  }
+  return true;
+}
+
+const trackedDigest = (root: string) => sha256Hex(execFileSync('git', ['ls-files', '-c', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }));
+
+interface GitRoot {
+  readonly gitDir: string;
+  readonly index: string;
+  readonly exclude: string;
+}
+
+// Whether a directory is a work tree's top level (and where its git dir is), asked of git once per
+// directory and process: the Stop hook may list the workspace twice.
+const gitRoots = new Map<string, GitRoot | null>();
+
+/** Whether root is a git work tree's top level. */
+export function isGitWorkTreeRoot(root: string): boolean {
+  return gitRoot(root) !== undefined;
+}
+
+function gitRoot(root: string): GitRoot | undefined {
+  if (!lstatOrUndefined(path.join(root, '.git'))) return undefined;
+  const known = gitRoots.get(root);
+  if (known !== undefined) return known ?? undefined;
+  let found: GitRoot | null = null;
+  try {
+    const out = execFileSync('git', ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index', '--git-path', 'info/exclude'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .toString('utf8')
+      .split('\n');
+    if (out.length >= 4 && fs.realpathSync(out[0]!) === fs.realpathSync(root)) {
+      found = { gitDir: out[1]!, index: path.resolve(root, out[2]!), exclude: path.resolve(root, out[3]!) };
+    }
+  } catch {
+    found = null;
+  }
+  gitRoots.set(root, found);
+  return found ?? undefined;
+}
+
+const gitOut = (root: string, args: readonly string[]) =>
+  execFileSync('git', args, { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }).toString('utf8');
+
+/** The files git reads its configuration and global rules from (those that exist, and where they would be). */
+function gitRuleFiles(root: string, g: GitRoot): string[] {
+  const home = process.env.HOME;
+  const xdg = process.env.XDG_CONFIG_HOME || (home ? path.join(home, '.config') : undefined);
+  const files = new Set<string>([g.index, g.exclude, path.join(g.gitDir, 'config'), path.join(g.gitDir, 'config.worktree'), '/etc/gitconfig']);
+  if (home) files.add(path.join(home, '.gitconfig'));
+  if (xdg) {
+    files.add(path.join(xdg, 'git', 'config'));
+    files.add(path.join(xdg, 'git', 'ignore'));
+  }
+  for (const k of ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM']) if (process.env[k]) files.add(path.resolve(root, process.env[k]!));
+  // Every file a setting came from (includes among them), and core.excludesFile's value.
+  const fields = gitOut(root, ['config', '--list', '--show-origin', '-z']).split('\0');
+  let excludes: string | undefined;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const origin = fields[i]!;
+    if (origin.startsWith('file:')) files.add(path.resolve(root, origin.slice(5)));
+    const kv = fields[i + 1]!;
+    const nl = kv.indexOf('\n');
+    if (nl > 0 && kv.slice(0, nl).toLowerCase() === 'core.excludesfile') excludes = kv.slice(nl + 1);
+  }
+  if (excludes) files.add(excludes.startsWith('~/') && home ? path.join(home, excludes.slice(2)) : path.resolve(root, excludes));
+  return [...files];
+}
+
+/** Directories git would look into (all but `.git` and those an ignore rule names), and their .gitignore files. */
+function watchDirs(root: string, rel: string, ignoredDirs: ReadonlySet<string>, watch: WatchItem[]): void {
+  const st = watchStat(root, { kind: WATCH_DIR, path: rel });
+  watch.push({ kind: WATCH_DIR, path: rel, stat: st && statKey(st) });
+  if (!st?.isDirectory()) return;
+  let ents: fs.Dirent[];
+  try {
+    ents = fs.readdirSync(abs(root, rel), { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const d of ents) {
+    const p = rel === '' ? d.name : `${rel}/${d.name}`;
+    if (d.isDirectory()) {
+      if (d.name !== '.git' && !ignoredDirs.has(p)) watchDirs(root, p, ignoredDirs, watch);
+    } else if (d.name === '.gitignore') {
+      const s = watchStat(root, { kind: WATCH_FILE, path: p });
+      watch.push({ kind: WATCH_FILE, path: p, stat: s && statKey(s) });
+    }
+  }
+}
+
+/**
+ * Lists a git work tree with git, and makes its listing cache: the watched stats are taken before
+ * `git ls-files` runs (a change after them is seen next time), and the rule files are checked again
+ * after it (a rule changed meanwhile leaves no cache).
+ */
+function gitListing(root: string, g: GitRoot): { listed: string[]; cache: ListingCache | undefined } {
+  const envDigest = gitEnvDigest();
+  const watch: WatchItem[] = [];
+  const rules = [
+    { kind: WATCH_GIT, path: path.join(root, '.git') },
+    { kind: WATCH_INDEX, path: g.index },
+    ...gitRuleFiles(root, g)
+      .filter((p) => p !== g.index)
+      .map((p) => ({ kind: WATCH_FILE, path: p })),
+  ];
+  for (const w of rules) {
+    const s = watchStat(root, w);
+    watch.push({ ...w, stat: s && statKey(s) });
+  }
+  // The directories an ignore rule names (git status shows them as "dir/" and does not look inside).
+  const ignoredDirs = new Set<string>();
+  const status = gitOut(root, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=all']).split('\0');
+  for (let i = 0; i < status.length; i++) {
+    const r = status[i]!;
+    if (r.startsWith('!! ') && r.endsWith('/')) ignoredDirs.add(r.slice(3, -1));
+    else if (r[0] === 'R' || r[0] === 'C') i++;
+  }
+  watchDirs(root, '', ignoredDirs, watch);
+  // After the index's stat, before the listing: an index changed in between is seen next time.
+  const indexDigest = trackedDigest(root);
+  const listed = [...new Set(gitOut(root, ['ls-files', '-co', '--exclude-standard', '-z']).split('\0'))].filter((p) => p !== '');
+  listed.sort(compareUtf8);
+  const same = watch.every((w) => {
+    if (w.kind === WATCH_DIR) return true;
+    const s = watchStat(root, w);
+    if (w.kind === WATCH_INDEX) return true;
+    return s === undefined || w.stat === undefined ? s === w.stat : statClean(w.stat, s, Number.POSITIVE_INFINITY) || (w.kind === WATCH_GIT && s.ino === w.stat.ino);
+  });
+  return { listed, cache: same ? { envDigest, indexDigest, watch, listed } : undefined };
+}
+
+/** lstat's each listed path; missing ones (deleted tracked files) and directories (submodules) are not content. */
+function statListed(root: string, listed: readonly string[], excluded: readonly string[]): Listed {
+  const out = new Listed();
+  for (const p of listed) {
+    if (isToolState(p, excluded)) continue;
+    const s = lstatOrUndefined(root + '/' + p);
+    if (s !== undefined && !s.isDirectory()) out.push(p, s);
+    if (out.length > MAX_SNAPSHOT_FILES) throw badInput(`workspace has more than ${MAX_SNAPSHOT_FILES} files`, 'WORKSPACE_TOO_LARGE');
+  }
+  return out;
+}
+
+/**
+ * Lists the workspace, reusing the stat cache's listing when it still answers (a checkpoint only when
+ * made in the same git environment; the Stop hook compares with the checkpoint's own file set, so it
+ * takes it whatever its environment). `listing` is the cache to keep with the new scan.
+ */
+function listFiles(root: string, cache: StatCache | undefined, anyGitEnv: boolean, stateDirs: readonly string[]): { files: Listed; listing: ListingCache | undefined } {
+  const st = lstatOrUndefined(root);
+  if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
+  const excluded = excludedDirsOf(root, stateDirs);
+  const lc = cache?.listing;
+  if (lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest()) && listingClean(root, lc, cache!.scannedAtMs)) {
+    return { files: statListed(root, lc.listed, excluded), listing: lc };
+  }
+  const g = gitRoot(root);
+  if (g !== undefined) {
+    const { listed, cache: made } = gitListing(root, g);
+    return { files: statListed(root, listed, excluded), listing: made };
+  }
+  const out = new Listed();
+  walk(root, '', out, excluded);
+  return { files: out.sorted(), listing: undefined };
+}
+
+function walk(root: string, rel: string, out: Listed, excluded: readonly string[]): void {
   for (const d of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
     const p = rel === '' ? d.name : `${rel}/${d.name}`;
     if (isToolState(p, excluded)) continue;
@@ -154,7 +415,7 @@ function walk(root: string, rel: string, out: ListedFile[], excluded: readonly s
     else if (d.isFile() || d.isSymbolicLink()) {
       const s = lstatOrUndefined(path.join(root, p));
       if (s === undefined) throw badInput('a workspace file was removed during the scan; retry', 'WORKSPACE_CHANGED');
-      out.push({ path: p, st: s });
+      out.push(p, s);
     } else throw badInput(`workspace entry ${p} is not a regular file, directory or symlink`, 'BAD_WORKSPACE');
     if (out.length > MAX_SNAPSHOT_FILES) throw badInput(`workspace has more than ${MAX_SNAPSHOT_FILES} files`, 'WORKSPACE_TOO_LARGE');
   }
@@ -222,14 +483,24 @@ export interface CachedEntry extends ManifestEntry {
   readonly stat: StatKey;
 }
 
-/** A decoded stat cache: the snapshot its entries belong to, and when the scan that took them began. */
+/**
+ * A decoded stat cache: the snapshot its entries belong to, when the scan that took them began, and
+ * its entries as they are encoded (one buffer, read where needed: no object per entry).
+ */
 export interface StatCache {
   readonly revision: string;
   readonly scannedAtMs: number;
-  /** Regular files only, by path (symlinks are read again on every scan: their check needs the tree). */
-  readonly entries: ReadonlyMap<string, CachedEntry>;
   /** How many manifest entries the snapshot has (symlinks included). */
   readonly manifestEntries: number;
+  /** Regular files only, in manifest order (symlinks are read again on every scan: their check needs the tree). */
+  readonly paths: readonly string[];
+  /** The encoded bytes, and where each entry's record and its fixed part (st_mode on) begin. */
+  readonly bytes: Buffer;
+  readonly starts: Int32Array;
+  readonly fixed: Int32Array;
+  /** The listing it was made with, when that may be reused (a git work tree), and where its section begins (0: none). */
+  readonly listing: ListingCache | undefined;
+  readonly listingAt: number;
 }
 
 /**
@@ -256,58 +527,235 @@ export function statClean(c: StatKey, st: fs.Stats, scannedAtMs: number): boolea
   );
 }
 
-const CACHE_MAGIC = 0x31435341; // "ASC1", little-endian
+/** statClean against entry i of a decoded cache, read from its bytes. */
+function entryClean(c: StatCache, i: number, files: Listed, k: number): boolean {
+  const b = c.bytes;
+  const o = c.fixed[i]!;
+  const s = files.stats;
+  return (
+    b.readUInt32LE(o) === s[5 * k] &&
+    b.readDoubleLE(o + 4) === s[5 * k + 1] &&
+    b.readDoubleLE(o + 12) === s[5 * k + 2] &&
+    b.readDoubleLE(o + 20) === s[5 * k + 3] &&
+    b.readDoubleLE(o + 28) === s[5 * k + 4] &&
+    Math.max(s[5 * k + 2]!, s[5 * k + 3]!) < c.scannedAtMs - RACY_MARGIN_MS
+  );
+}
+
+/** Entry i of a decoded cache as a manifest entry. */
+function cachedManifestEntry(c: StatCache, i: number): ManifestEntry {
+  const b = c.bytes;
+  const o = c.fixed[i]!;
+  return { path: c.paths[i]!, mode: (b.readUInt32LE(o) & 0o111) !== 0 ? MODE_EXEC : MODE_FILE, size: b.readDoubleLE(o + 4), sha256: b.toString('hex', o + 36, o + 68) };
+}
+
+const CACHE_MAGIC_V1 = 0x31435341; // "ASC1", little-endian: entries only
+const CACHE_MAGIC = 0x32435341; // "ASC2": entries, then the listing section
 const ENTRY_FIXED = 4 + 4 + 8 * 4 + 32;
+const WATCH_FIXED = 1 + 4 + 4 + 8 * 4;
+/** In the listing section, a path length that means "the next cache entry's path". */
+const NEXT_ENTRY = 0xffffffff;
+
+/** Writes the parts of an encoding into one buffer. */
+class Writer {
+  private readonly parts: Buffer[] = [];
+  private cur = Buffer.allocUnsafe(1 << 16);
+  private at = 0;
+  private room(n: number): void {
+    if (this.at + n <= this.cur.length) return;
+    this.parts.push(this.cur.subarray(0, this.at));
+    this.cur = Buffer.allocUnsafe(Math.max(1 << 16, n));
+    this.at = 0;
+  }
+  u8(v: number): void {
+    this.room(1);
+    this.at = this.cur.writeUInt8(v, this.at);
+  }
+  u32(v: number): void {
+    this.room(4);
+    this.at = this.cur.writeUInt32LE(v >>> 0, this.at);
+  }
+  f64(v: number): void {
+    this.room(8);
+    this.at = this.cur.writeDoubleLE(v, this.at);
+  }
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.cur.set(b, this.at);
+    this.at += b.length;
+  }
+  str(s: string): void {
+    const n = Buffer.byteLength(s, 'utf8');
+    this.u32(n);
+    this.room(n);
+    this.at += this.cur.write(s, this.at, 'utf8');
+  }
+  hex32(h: string): void {
+    this.room(32);
+    this.at += this.cur.write(h, this.at, 32, 'hex');
+  }
+  stat(s: StatKey | undefined): void {
+    this.u32(s?.mode ?? 0);
+    this.f64(s?.size ?? 0);
+    this.f64(s?.mtimeMs ?? 0);
+    this.f64(s?.ctimeMs ?? 0);
+    this.f64(s?.ino ?? 0);
+  }
+  done(): Buffer {
+    this.parts.push(this.cur.subarray(0, this.at));
+    return Buffer.concat(this.parts);
+  }
+}
+
+/** One entry of a new cache: taken over from an old cache (by index), or read now. */
+type NewEntry = { readonly from: StatCache; readonly i: number } | CachedEntry;
+
+function encodeCache(entries: readonly NewEntry[], manifestEntries: number, listing: ListingCache | undefined): Buffer {
+  const w = new Writer();
+  w.u32(CACHE_MAGIC);
+  w.u32(manifestEntries);
+  w.u32(entries.length);
+  const paths: string[] = new Array(entries.length);
+  // Entries taken over from one cache in a row are one range of its bytes, copied at once.
+  let sameAsOld: StatCache | undefined = entries.length > 0 && 'from' in entries[0]! ? entries[0].from : undefined;
+  for (let k = 0; k < entries.length; ) {
+    const e = entries[k]!;
+    if ('from' in e) {
+      let end = k + 1;
+      while (end < entries.length) {
+        const x = entries[end]!;
+        if (!('from' in x) || x.from !== e.from || x.i !== e.i + (end - k)) break;
+        end++;
+      }
+      const last = e.i + (end - k) - 1;
+      w.bytes(e.from.bytes.subarray(e.from.starts[e.i]!, e.from.fixed[last]! + ENTRY_FIXED - 4));
+      for (let x = k; x < end; x++) paths[x] = e.from.paths[e.i + (x - k)]!;
+      k = end;
+      continue;
+    }
+    w.str(e.path);
+    w.stat(e.stat);
+    w.hex32(e.sha256);
+    paths[k] = e.path;
+    k++;
+  }
+  if (listing === undefined) {
+    w.u8(0);
+    return w.done();
+  }
+  // The listing an old cache had, with the same regular-file paths: its section is the same bytes.
+  if (sameAsOld !== undefined && (sameAsOld.listing !== listing || sameAsOld.paths.length !== paths.length || !paths.every((p, i) => p === sameAsOld!.paths[i]))) sameAsOld = undefined;
+  if (sameAsOld !== undefined && sameAsOld.listingAt > 0) {
+    w.bytes(sameAsOld.bytes.subarray(sameAsOld.listingAt));
+    return w.done();
+  }
+  w.u8(1);
+  w.hex32(listing.envDigest);
+  w.hex32(listing.indexDigest);
+  w.u32(listing.watch.length);
+  for (const x of listing.watch) {
+    w.u8(x.kind);
+    w.str(x.path);
+    w.stat(x.stat);
+  }
+  w.u32(listing.listed.length);
+  let next = 0;
+  for (const p of listing.listed) {
+    if (next < paths.length && paths[next] === p) {
+      w.u32(NEXT_ENTRY);
+      next++;
+    } else w.str(p);
+  }
+  return w.done();
+}
 
 /**
  * Encodes cache entries (little-endian u32 and f64): magic, the snapshot's manifest entry count, the
- * cache's entry count, then per entry path length, path, st_mode, size, mtime, ctime, inode, digest.
+ * cache's entry count, then per entry path length, path, st_mode, size, mtime, ctime, inode, digest;
+ * then a listing section (a u8 0, or 1 and the listing cache: the git environment's digest, the
+ * watched paths with kind and stat, the listed paths, a cache entry's path written as NEXT_ENTRY).
  */
-export function encodeStatCache(entries: readonly CachedEntry[], manifestEntries: number): Buffer {
-  const paths = entries.map((e) => Buffer.from(e.path, 'utf8'));
-  const out = Buffer.allocUnsafe(12 + paths.reduce((n, p) => n + p.length + ENTRY_FIXED, 0));
-  out.writeUInt32LE(CACHE_MAGIC, 0);
-  out.writeUInt32LE(manifestEntries, 4);
-  out.writeUInt32LE(entries.length, 8);
-  let o = 12;
-  entries.forEach((e, i) => {
-    const p = paths[i]!;
-    o = out.writeUInt32LE(p.length, o);
-    o += p.copy(out, o);
-    o = out.writeUInt32LE(e.stat.mode >>> 0, o);
-    o = out.writeDoubleLE(e.stat.size, o);
-    o = out.writeDoubleLE(e.stat.mtimeMs, o);
-    o = out.writeDoubleLE(e.stat.ctimeMs, o);
-    o = out.writeDoubleLE(e.stat.ino, o);
-    o += out.write(e.sha256, o, 32, 'hex');
-  });
-  return out;
+export function encodeStatCache(entries: readonly CachedEntry[], manifestEntries: number, listing?: ListingCache): Buffer {
+  return encodeCache(entries, manifestEntries, listing);
 }
 
-/** Decodes encodeStatCache's bytes; STORE_CORRUPT when they are not such bytes. */
+/** Decodes encodeStatCache's bytes (and the listing-less ones of before); STORE_CORRUPT when they are not such bytes. */
 export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer): StatCache {
   const corrupt = () => localState('workspace stat cache is malformed', 'STORE_CORRUPT');
-  if (b.length < 12 || b.readUInt32LE(0) !== CACHE_MAGIC) throw corrupt();
+  if (b.length < 12) throw corrupt();
+  const magic = b.readUInt32LE(0);
+  if (magic !== CACHE_MAGIC && magic !== CACHE_MAGIC_V1) throw corrupt();
   const manifestEntries = b.readUInt32LE(4);
   const count = b.readUInt32LE(8);
   if (count > manifestEntries || manifestEntries > MAX_SNAPSHOT_FILES) throw corrupt();
-  const entries = new Map<string, CachedEntry>();
+  const paths: string[] = new Array(count);
+  const starts = new Int32Array(count);
+  const fixed = new Int32Array(count);
   let o = 12;
-  for (let i = 0; i < count; i++) {
+  const str = (): string => {
     if (o + 4 > b.length) throw corrupt();
     const n = b.readUInt32LE(o);
-    o += 4;
-    if (o + n + ENTRY_FIXED - 4 > b.length) throw corrupt();
-    const p = b.toString('utf8', o, o + n);
-    o += n;
-    const mode = b.readUInt32LE(o);
-    const stat: StatKey = { mode, size: b.readDoubleLE(o + 4), mtimeMs: b.readDoubleLE(o + 12), ctimeMs: b.readDoubleLE(o + 20), ino: b.readDoubleLE(o + 28) };
-    const sha256 = b.toString('hex', o + 36, o + 68);
-    o += 68;
-    entries.set(p, { path: p, mode: (mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE, size: stat.size, sha256, stat });
+    if (o + 4 + n > b.length) throw corrupt();
+    const s = b.toString('utf8', o + 4, o + 4 + n);
+    o += 4 + n;
+    return s;
+  };
+  // The order is not checked again here (a cache out of order only finds fewer entries clean: the
+  // scan then reads those files).
+  for (let i = 0; i < count; i++) {
+    starts[i] = o;
+    const p = str();
+    if (o + ENTRY_FIXED - 4 > b.length) throw corrupt();
+    paths[i] = p;
+    fixed[i] = o;
+    o += ENTRY_FIXED - 4;
   }
-  if (o !== b.length || entries.size !== count) throw corrupt();
-  return { revision, scannedAtMs, entries, manifestEntries };
+  let listing: ListingCache | undefined;
+  const listingAt = o;
+  if (magic === CACHE_MAGIC) {
+    if (o + 1 > b.length) throw corrupt();
+    const flag = b.readUInt8(o++);
+    if (flag > 1) throw corrupt();
+    if (flag === 1) {
+      if (o + 68 > b.length) throw corrupt();
+      const envDigest = b.toString('hex', o, o + 32);
+      const indexDigest = b.toString('hex', o + 32, o + 64);
+      o += 64;
+      const nw = b.readUInt32LE(o);
+      o += 4;
+      if (nw > 4 * MAX_SNAPSHOT_FILES + 64) throw corrupt();
+      const watch: WatchItem[] = [];
+      for (let i = 0; i < nw; i++) {
+        if (o + 1 > b.length) throw corrupt();
+        const kind = b.readUInt8(o++);
+        if (kind > WATCH_INDEX) throw corrupt();
+        const p = str();
+        if (o + WATCH_FIXED - 5 > b.length) throw corrupt();
+        const mode = b.readUInt32LE(o);
+        const stat = mode === 0 ? undefined : { mode, size: b.readDoubleLE(o + 4), mtimeMs: b.readDoubleLE(o + 12), ctimeMs: b.readDoubleLE(o + 20), ino: b.readDoubleLE(o + 28) };
+        o += WATCH_FIXED - 5;
+        watch.push({ kind, path: p, stat });
+      }
+      if (o + 4 > b.length) throw corrupt();
+      const nl = b.readUInt32LE(o);
+      o += 4;
+      if (nl > 2 * MAX_SNAPSHOT_FILES) throw corrupt();
+      const listed: string[] = new Array(nl);
+      let next = 0;
+      for (let i = 0; i < nl; i++) {
+        if (o + 4 > b.length) throw corrupt();
+        if (b.readUInt32LE(o) === NEXT_ENTRY) {
+          if (next >= count) throw corrupt();
+          o += 4;
+          listed[i] = paths[next++]!;
+        } else listed[i] = str();
+      }
+      if (next !== count) throw corrupt();
+      listing = { envDigest, indexDigest, watch, listed };
+    }
+  }
+  if (o !== b.length) throw corrupt();
+  return { revision, scannedAtMs, manifestEntries, paths, bytes: b, starts, fixed, listing, listingAt: listing === undefined ? 0 : listingAt };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -320,80 +768,232 @@ interface Scanned extends ManifestEntry {
 
 /** What a scan found: the entries, and whether each came unchanged from the cache (no file read). */
 export interface WorkspaceScan {
+  /** The manifest (made on first use: the Stop hook needs only the revision). */
   readonly manifest: Manifest;
   readonly revision: string;
-  /** Regular files with their stat, for the next stat cache. */
-  readonly cacheEntries: readonly CachedEntry[];
+  readonly fileCount: number;
   /** When the scan began (Date.now()): the racy-entry bound of a cache made from it. */
   readonly scannedAtMs: number;
   /** How many files were read (the others came from the stat cache). */
   readonly read: number;
+  /** The stat cache of this scan (its regular files, and its listing when that may be reused). */
+  statCache(): Buffer;
+  /** manifestBytes(manifest). */
+  manifestBytes(): Buffer;
 }
 
 const statKey = (st: fs.Stats): StatKey => ({ size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode });
 
+const BAD_PATH = /[\x00-\x1f\x7f]/;
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+const HEX_CODES = new Uint16Array(256).map((_, i) => HEX[i]!.charCodeAt(0) | (HEX[i]!.charCodeAt(1) << 8));
+
+/**
+ * manifestBytes for entries given one at a time: the same bytes (a test holds them equal), written
+ * straight into one buffer. An entry from the stat cache is copied from its encoding (path bytes,
+ * digest bytes as hex) without a string or an object of its own.
+ */
+function manifestBytesOf(n: number, entry: (i: number) => ManifestEntry | undefined, cached?: { cache: StatCache; at: Int32Array }): Buffer {
+  let out = Buffer.allocUnsafe(64 + n * 160);
+  let o = 0;
+  const room = (k: number) => {
+    if (o + k <= out.length) return;
+    const more = Buffer.allocUnsafe(Math.max(out.length * 2, o + k));
+    out.copy(more, 0, 0, o);
+    out = more;
+  };
+  const ascii = (t: string) => {
+    room(t.length);
+    o += out.write(t, o, 'latin1');
+  };
+  ascii('{"version":1,"entries":[');
+  for (let i = 0; i < n; i++) {
+    if (i > 0) ascii(',');
+    const k = cached ? cached.at[i]! : -1;
+    if (k >= 0) {
+      const c = cached!.cache;
+      const b = c.bytes;
+      const f = c.fixed[k]!;
+      const p0 = c.starts[k]! + 4;
+      let plain = true;
+      for (let x = p0; x < f; x++) if (b[x] === 0x22 || b[x] === 0x5c) plain = false;
+      if (plain) {
+        room(f - p0 + 10);
+        o += out.write('{"path":"', o, 'latin1');
+        o += b.copy(out, o, p0, f);
+        out[o++] = 0x22;
+      } else {
+        const t = `{"path":${JSON.stringify(c.paths[k]!)}`;
+        room(Buffer.byteLength(t));
+        o += out.write(t, o, 'utf8');
+      }
+      ascii(`,"mode":${(b.readUInt32LE(f) & 0o111) !== 0 ? MODE_EXEC : MODE_FILE},"size":${b.readDoubleLE(f + 4)},"sha256":"`);
+      room(66);
+      for (let x = f + 36; x < f + 68; x++) {
+        const h = HEX_CODES[b[x]!]!;
+        out[o++] = h & 0xff;
+        out[o++] = h >> 8;
+      }
+      out[o++] = 0x22;
+      out[o++] = 0x7d;
+      continue;
+    }
+    const e = entry(i)!;
+    const t = `{"path":${JSON.stringify(e.path)},"mode":${e.mode},"size":${e.size},"sha256":"${e.sha256}"}`;
+    room(Buffer.byteLength(t));
+    o += out.write(t, o, 'utf8');
+  }
+  ascii(']}');
+  return out.subarray(0, o);
+}
+
+export function fastManifestBytes(m: Manifest): Buffer {
+  return manifestBytesOf(m.entries.length, (i) => m.entries[i]!);
+}
+
 /**
  * Scans the workspace: lists it, and for each regular file whose lstat matches its cache entry takes
  * the entry's digest; every other file (changed, new, racily clean, a symlink) is read once and hashed,
- * and handed to `onRead` with its bytes. Writes nothing.
+ * and handed to `onRead` with its bytes. Writes nothing. `anyGitEnv`: reuse the cache's listing
+ * whatever the git environment (the Stop hook's comparison with the checkpoint's file set).
  */
-export function scanWorkspace(root: string, cache?: StatCache, onRead?: (entry: ManifestEntry, bytes: Buffer) => void, stateDirs: readonly string[] = []): WorkspaceScan {
+export function scanWorkspace(
+  root: string,
+  cache?: StatCache,
+  onRead?: (entry: ManifestEntry, bytes: Buffer) => void,
+  opts: { anyGitEnv?: boolean; previous?: WorkspaceScan; stateDirs?: readonly string[] } = {},
+): WorkspaceScan {
   const scannedAtMs = Date.now();
-  const files = listWorkspace(root, stateDirs);
+  const { files, listing } = listFiles(root, cache, opts.anyGitEnv === true, opts.stateDirs ?? []);
+  const n = files.length;
+  const fromCache = new Int32Array(n).fill(-1);
+  const cp = cache?.paths;
+  const cn = cp?.length ?? 0;
   let total = 0;
-  const cached: (CachedEntry | undefined)[] = [];
-  for (const { path: rel, st } of files) {
-    if (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || /[\x00-\x1f\x7f]/.test(rel)) {
+  let j = 0;
+  for (let i = 0; i < n; i++) {
+    const rel = files.paths[i]!;
+    const mode = files.mode(i);
+    // Both in manifest order: the cache entry of this path, if any, is at or after j.
+    let hit = -1;
+    if (cp !== undefined) {
+      while (j < cn && cp[j] !== rel && compareUtf8(cp[j]!, rel) < 0) j++;
+      if (j < cn && cp[j] === rel) hit = j++;
+    }
+    // A path in the cache was checked when it was recorded.
+    if (hit < 0 && (rel.split('/').some((s) => s === '' || s === '.' || s === '..') || BAD_PATH.test(rel))) {
       throw badInput(`workspace path ${JSON.stringify(rel)} cannot be recorded`, 'BAD_WORKSPACE');
     }
-    if (!st.isSymbolicLink() && !st.isFile()) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
-    if (st.isFile()) total += st.size;
+    if (isRegular(mode)) total += files.size(i);
+    else if (!isLink(mode)) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
     if (total > MAX_SNAPSHOT_BYTES) throw badInput('workspace is larger than the snapshot limit', 'WORKSPACE_TOO_LARGE');
-    const c = st.isFile() ? cache?.entries.get(rel) : undefined;
-    const clean = c !== undefined && statClean(c.stat, st, cache!.scannedAtMs) ? c : undefined;
-    cached.push(clean);
+    if (hit >= 0 && isRegular(mode) && entryClean(cache!, hit, files, i)) fromCache[i] = hit;
   }
-  const out: Scanned[] = [];
-  const cacheEntries: CachedEntry[] = [];
+  const readEntries: (Scanned | undefined)[] = new Array(n);
   let read = 0;
-  let allCached = cache !== undefined && files.length === cache.manifestEntries;
-  files.forEach(({ path: rel, st }, i) => {
-    const c = cached[i];
-    if (c) {
-      out.push(c);
-      cacheEntries.push(c);
-      return;
-    }
-    allCached = false;
+  for (let i = 0; i < n; i++) {
+    if (fromCache[i]! >= 0) continue;
+    const rel = files.paths[i]!;
+    const mode = files.mode(i);
     read++;
-    if (st.isSymbolicLink()) {
+    if (isLink(mode)) {
       const bytes = Buffer.from(checkedLinkTarget(root, rel), 'utf8');
       const e: Scanned = { path: rel, mode: MODE_SYMLINK, size: bytes.length, sha256: sha256Hex(bytes) };
-      out.push(e);
+      readEntries[i] = e;
       onRead?.(e, bytes);
-      return;
+      continue;
     }
     const bytes = fs.readFileSync(path.join(root, rel));
     // Written between its lstat and its read: the stat would not describe these bytes.
-    if (bytes.length !== st.size) throw badInput(`workspace file ${rel} changed during the scan; retry`, 'WORKSPACE_CHANGED');
-    const e: CachedEntry = { path: rel, mode: (st.mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE, size: bytes.length, sha256: sha256Hex(bytes), stat: statKey(st) };
-    out.push(e);
-    cacheEntries.push(e);
+    if (bytes.length !== files.size(i)) throw badInput(`workspace file ${rel} changed during the scan; retry`, 'WORKSPACE_CHANGED');
+    const e: CachedEntry = { path: rel, mode: (mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE, size: bytes.length, sha256: sha256Hex(bytes), stat: files.key(i) };
+    readEntries[i] = e;
     onRead?.(e, bytes);
-  });
-  const manifest: Manifest = { version: 1, entries: out.map(({ path: p, mode, size, sha256 }) => ({ path: p, mode, size, sha256 })) };
+  }
+  const entryAt = (i: number): ManifestEntry => {
+    const e = readEntries[i];
+    if (e !== undefined) return e;
+    return cachedManifestEntry(cache!, fromCache[i]!);
+  };
   // As many entries as the cached snapshot, each one of its entries unchanged: the manifest is that
   // snapshot's, and so is the revision (not computed again over every entry).
-  const revision = allCached && cache !== undefined ? cache.revision : revisionOf(manifest);
-  return { manifest, revision, cacheEntries, scannedAtMs, read };
+  let mbytes: Buffer | undefined;
+  const bytesOfManifest = () => (mbytes ??= manifestBytesOf(n, (i) => readEntries[i], cache === undefined ? undefined : { cache, at: fromCache }));
+  const revision =
+    read === 0 && cache !== undefined && n === cache.manifestEntries
+      ? cache.revision
+      : sameAsPrevious(opts.previous, cache, fromCache, readEntries) ?? domainDigest(DOMAINS.snapshot, bytesOfManifest());
+  let manifest: Manifest | undefined;
+  const scan: WorkspaceScan = {
+    manifestBytes: bytesOfManifest,
+    get manifest(): Manifest {
+      if (manifest === undefined) {
+        const entries: ManifestEntry[] = new Array(n);
+        for (let i = 0; i < n; i++) {
+          const { path: p, mode, size, sha256 } = entryAt(i);
+          entries[i] = { path: p, mode, size, sha256 };
+        }
+        manifest = { version: 1, entries };
+      }
+      return manifest;
+    },
+    revision,
+    fileCount: n,
+    scannedAtMs,
+    read,
+    statCache: () => {
+      const entries: NewEntry[] = [];
+      for (let i = 0; i < n; i++) {
+        const k = fromCache[i]!;
+        if (k >= 0) entries.push({ from: cache!, i: k });
+        else {
+          const e = readEntries[i]!;
+          if (e.stat !== undefined) entries.push(e as CachedEntry);
+        }
+      }
+      return encodeCache(entries, n, listing);
+    },
+  };
+  scans.set(scan, { cache, fromCache, readEntries });
+  return scan;
+}
+
+interface ScanParts {
+  readonly cache: StatCache | undefined;
+  readonly fromCache: Int32Array;
+  readonly readEntries: readonly (Scanned | undefined)[];
+}
+const scans = new WeakMap<WorkspaceScan, ScanParts>();
+
+/**
+ * The revision of an earlier scan by the same cache whose entries were the same: the same entries from
+ * the cache, and the same path, mode, size and digest for each file read (so the same manifest).
+ */
+function sameAsPrevious(previous: WorkspaceScan | undefined, cache: StatCache | undefined, fromCache: Int32Array, readEntries: readonly (Scanned | undefined)[]): string | undefined {
+  const p = previous === undefined ? undefined : scans.get(previous);
+  if (p === undefined || p.cache !== cache || p.fromCache.length !== fromCache.length) return undefined;
+  for (let i = 0; i < fromCache.length; i++) {
+    if (p.fromCache[i] !== fromCache[i]) return undefined;
+    const a = p.readEntries[i];
+    const b = readEntries[i];
+    if (a === undefined || b === undefined) {
+      if (a !== b) return undefined;
+      continue;
+    }
+    if (a.path !== b.path || a.mode !== b.mode || a.size !== b.size || a.sha256 !== b.sha256) return undefined;
+  }
+  return previous!.revision;
 }
 
 /**
  * Reads the workspace now, read-only: scanned() gives the manifest and revision of the bytes as they
- * were read (the Stop hook's dirty check). With a stat cache, only the files whose stat changed are read.
+ * were read (the Stop hook's dirty check). With a stat cache, only the files whose stat changed are
+ * read, and its listing is reused while it answers (whatever the git environment: the check compares
+ * with the checkpoint's file set).
  */
-export function readWorkspaceLater(root: string, cache?: StatCache, stateDirs: readonly string[] = []): { scanned(): { manifest: Manifest; revision: string } } {
-  const scan = scanWorkspace(root, cache, undefined, stateDirs);
+export function readWorkspaceLater(root: string, cache?: StatCache, previous?: WorkspaceScan, stateDirs: readonly string[] = []): { scanned(): WorkspaceScan } {
+  const scan = scanWorkspace(root, cache, undefined, { anyGitEnv: true, stateDirs, ...(previous !== undefined ? { previous } : {}) });
   return { scanned: () => scan };
 }
 
@@ -410,6 +1010,7 @@ const PACK_RECORD_HEAD = 40;
 /** What a checkpoint recorded: the snapshot, and the stat cache of its regular files. */
 export interface RecordedSnapshot {
   readonly revision: string;
+  readonly fileCount: number;
   readonly manifest: Manifest;
   readonly statCache: { readonly scannedAtMs: number; readonly entries: Buffer };
 }
@@ -504,7 +1105,7 @@ export class SnapshotStore {
             pack.add(e.sha256, bytes);
             this.writeLooseBlob(e.sha256, bytes, blobDirs);
           },
-          [this.dataDir],
+          { stateDirs: [this.dataDir] },
         );
       } catch (e) {
         throw vanished(e);
@@ -514,12 +1115,12 @@ export class SnapshotStore {
       pack.discard();
       throw e;
     }
-    const bytes = manifestBytes(scan.manifest);
+    const bytes = scan.manifestBytes();
     const revision = domainDigest(DOMAINS.snapshot, bytes);
     // An existing manifest (the same snapshot recorded before, perhaps by a writer still syncing it)
     // gets the directory fsync that publishing it would have given.
     if (!publishCreateOnly(this.manifestPath(revision), bytes, 0o400)) fsyncDir(path.join(this.root, 'manifests'));
-    return { revision, manifest: scan.manifest, statCache: { scannedAtMs: scan.scannedAtMs, entries: encodeStatCache(scan.cacheEntries, scan.manifest.entries.length) } };
+    return { revision, fileCount: scan.fileCount, get manifest() { return scan.manifest; }, statCache: { scannedAtMs: scan.scannedAtMs, entries: scan.statCache() } };
   }
 
   /**

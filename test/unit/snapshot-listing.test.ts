@@ -1,0 +1,168 @@
+// The listing cache of a git work tree (src/core/native/snapshot.ts): a scan with a stat cache lists
+// the tree from the cache while the directories, .gitignore files and git's rule files it watched keep
+// their stat, and asks git again when any changed or is racily clean. Each case compares the cached
+// scan with a scan that asks git afresh.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { decodeStatCache, listingClean, manifestBytes, RACY_MARGIN_MS, revisionOf, scanWorkspace, SnapshotStore, type StatCache } from '../../src/core/native/snapshot.js';
+
+const roots: string[] = [];
+after(() => roots.forEach((r) => fs.rmSync(r, { recursive: true, force: true })));
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** A git work tree: tracked files, an untracked one, ignored ones, a directory of ignored files only. */
+function gitTree(): string {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-')));
+  roots.push(root);
+  const files: Record<string, string> = {
+    '.gitignore': '*.log\nnode_modules/\n',
+    'README.md': '# readme\n',
+    'src/a.ts': 'export const a = 1;\n',
+    'src/deep/b.ts': 'export const b = 2;\n',
+    'src/untracked.ts': 'export const u = 3;\n',
+    'build/out.log': 'log\n',
+    'node_modules/x/index.js': 'module.exports = 1;\n',
+    'debug.log': 'log\n',
+  };
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), text);
+  }
+  execFileSync('git', ['init', '-q'], { cwd: root });
+  execFileSync('git', ['add', '.gitignore', 'README.md', 'src/a.ts', 'src/deep/b.ts'], { cwd: root });
+  return root;
+}
+
+function record(root: string): StatCache {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-data-'));
+  roots.push(dataDir);
+  fs.chmodSync(dataDir, 0o700);
+  const rec = new SnapshotStore(dataDir).record(root);
+  return decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+}
+
+const paths = (root: string, cache?: StatCache) => scanWorkspace(root, cache).manifest.entries.map((e) => e.path);
+
+/** With git out of reach: a scan that had to ask git would fail (or list ignored files). */
+function withoutGit<T>(f: () => T): T {
+  const saved = process.env.PATH;
+  process.env.PATH = '/nonexistent';
+  try {
+    return f();
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+// One batch of trees, made and then left alone past the racy margin, so their stats are trusted.
+const edits: [string, (root: string) => void, (listed: string[]) => boolean][] = [
+  ['a new untracked file in an old directory', (r) => fs.writeFileSync(path.join(r, 'src/deep/new.ts'), 'x\n'), (l) => l.includes('src/deep/new.ts')],
+  ['a new file in a directory of ignored files only', (r) => fs.writeFileSync(path.join(r, 'build/new.ts'), 'x\n'), (l) => l.includes('build/new.ts')],
+  ['a new directory with a file', (r) => {
+    fs.mkdirSync(path.join(r, 'src/deep/newer'));
+    fs.writeFileSync(path.join(r, 'src/deep/newer/c.ts'), 'x\n');
+  }, (l) => l.includes('src/deep/newer/c.ts')],
+  ['a new .gitignore rule', (r) => fs.appendFileSync(path.join(r, '.gitignore'), 'src/untracked.ts\n'), (l) => !l.includes('src/untracked.ts')],
+  ['a new .gitignore in a subdirectory', (r) => fs.writeFileSync(path.join(r, 'src/.gitignore'), 'untracked.ts\n'), (l) => !l.includes('src/untracked.ts')],
+  ['a rule in .git/info/exclude', (r) => fs.appendFileSync(path.join(r, '.git/info/exclude'), 'src/untracked.ts\n'), (l) => !l.includes('src/untracked.ts')],
+  ['a rule removed, so an ignored file is listed', (r) => fs.writeFileSync(path.join(r, '.gitignore'), 'node_modules/\n'), (l) => l.includes('debug.log') && l.includes('build/out.log')],
+  ['a file removed', (r) => fs.rmSync(path.join(r, 'src/untracked.ts')), (l) => !l.includes('src/untracked.ts')],
+  ['a file added to the index inside an ignored directory', (r) => execFileSync('git', ['add', '-f', 'node_modules/x/index.js'], { cwd: r }), (l) => l.includes('node_modules/x/index.js')],
+];
+const trees = edits.map(() => gitTree());
+const clean = gitTree();
+const otherEnv = gitTree();
+const rewritten = gitTree();
+const names = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-names-')));
+roots.push(names);
+for (const name of ['a"b', 'c\\d', 'é.txt', '日本.md', 'plain.txt', 'z\u2028.txt']) fs.writeFileSync(path.join(names, name), name);
+fs.symlinkSync('plain.txt', path.join(names, 'link'));
+sleep(RACY_MARGIN_MS + 200);
+
+test('an unchanged git work tree is listed from the cache, without git', () => {
+  const cache = record(clean);
+  assert.ok(cache.listing, 'the checkpoint kept its listing');
+  const want = paths(clean);
+  assert.deepEqual(want, ['.gitignore', 'README.md', 'src/a.ts', 'src/deep/b.ts', 'src/untracked.ts']);
+  const scan = withoutGit(() => scanWorkspace(clean, cache));
+  assert.equal(scan.revision, cache.revision);
+  assert.equal(scan.read, 0);
+  // A file edited in place changes no directory: still listed from the cache, and the edit is seen.
+  fs.appendFileSync(path.join(clean, 'src/a.ts'), '// edit\n');
+  const edited = withoutGit(() => scanWorkspace(clean, cache));
+  assert.equal(edited.read, 1);
+  assert.equal(edited.revision, scanWorkspace(clean).revision);
+});
+
+for (const [i, [what, edit, check]] of edits.entries()) {
+  test(`the listing is asked of git again after ${what}`, () => {
+    const root = trees[i]!;
+    const cache = record(root);
+    assert.ok(cache.listing);
+    assert.ok(listingClean(root, cache.listing, cache.scannedAtMs), 'clean before the edit');
+    edit(root);
+    assert.equal(listingClean(root, cache.listing, cache.scannedAtMs), false, 'the edit is seen in the watched stats');
+    const listed = paths(root, cache);
+    assert.ok(check(listed), `${what}: ${listed.join(' ')}`);
+    assert.deepEqual(listed, paths(root), 'what a fresh git listing gives');
+    assert.equal(scanWorkspace(root, cache).revision, scanWorkspace(root).revision);
+  });
+}
+
+test('an index rewritten with the same paths keeps the listing; one that tracks other paths does not', () => {
+  const root = rewritten;
+  const cache = record(root);
+  const index = path.join(root, '.git/index');
+  const before = fs.statSync(index);
+  // git status refreshes the index and writes it again (a file's stat changed, its bytes did not).
+  fs.utimesSync(path.join(root, 'README.md'), new Date(), new Date(Date.now() - 10_000));
+  execFileSync('git', ['update-index', '--refresh', '-q'], { cwd: root });
+  execFileSync('git', ['add', 'README.md'], { cwd: root });
+  assert.notEqual(fs.statSync(index).mtimeMs + fs.statSync(index).ino, before.mtimeMs + before.ino, 'the index was written again');
+  assert.ok(listingClean(root, cache.listing!, cache.scannedAtMs));
+  execFileSync('git', ['rm', '-q', '--cached', 'src/a.ts'], { cwd: root });
+  assert.equal(listingClean(root, cache.listing!, cache.scannedAtMs), false);
+  assert.deepEqual(paths(root, cache), paths(root));
+});
+
+test('a listing whose directories are racily clean is not trusted', () => {
+  const root = gitTree();
+  // Recorded at once: the directories were written within the margin of the scan.
+  const cache = record(root);
+  assert.ok(cache.listing);
+  assert.equal(listingClean(root, cache.listing, cache.scannedAtMs), false);
+  // A file made in the same tick as the listing would leave a directory's mtime as recorded.
+  fs.writeFileSync(path.join(root, 'src/same-tick.ts'), 'x\n');
+  assert.ok(paths(root, cache).includes('src/same-tick.ts'));
+});
+
+test('a checkpoint in another git environment does not reuse the listing', () => {
+  const root = otherEnv;
+  const cache = record(root);
+  const saved = process.env.GIT_CONFIG_GLOBAL;
+  process.env.GIT_CONFIG_GLOBAL = path.join(root, 'no-such-config');
+  try {
+    // The checkpoint's scan asks git (it would fail without it); the Stop hook's read (anyGitEnv) does not.
+    assert.throws(() => withoutGit(() => scanWorkspace(root, cache)));
+    assert.equal(withoutGit(() => scanWorkspace(root, cache, undefined, { anyGitEnv: true })).revision, cache.revision);
+  } finally {
+    if (saved === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+    else process.env.GIT_CONFIG_GLOBAL = saved;
+  }
+});
+
+test('the manifest bytes written from the stat cache are manifestBytes, for any path', () => {
+  const root = names;
+  const cache = record(root);
+  fs.appendFileSync(path.join(root, 'plain.txt'), 'more');
+  const scan = scanWorkspace(root, cache);
+  assert.equal(scan.read, 2, 'the edited file and the symlink');
+  assert.ok(scan.manifestBytes().equals(manifestBytes(scan.manifest)));
+  assert.equal(scan.revision, revisionOf(scan.manifest));
+  assert.equal(scan.revision, scanWorkspace(root).revision);
+});
