@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { generateKeyPair, toHex, verificationKeyId } from '../../src/core/crypto/ed25519.js';
 import { agentscm, AGENTSCM_BIN, json } from '../support/cli.js';
 import { adminSetup, callArgs, checkpointArgs, EXAMPLE_REQUIREMENT, PROFILE, REPO, startHub, tempDir } from '../support/hub.js';
+import { downgradeToV2 } from '../support/authority-v2.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -311,10 +312,7 @@ test('token scope: --scope read is stored, a bad --scope is refused, and a schem
   assert.equal(fs.existsSync(path.join(s.root, 'bad')), false);
   // The file as schema 2 wrote it: no scope column.
   const file = path.join(s.dataDir, 'authority.sqlite');
-  const db = new Database(file);
-  db.exec('ALTER TABLE tokens DROP COLUMN scope');
-  db.pragma('user_version = 2');
-  db.close();
+  downgradeToV2(file);
   const r = agentscm(['authority', 'token', 'issue', '--data-dir', s.dataDir, '--owner', 'o', '--agent', 'r', '--scope', 'read', '--out', path.join(s.root, 'read'), '--json']);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(json(r).scope, 'read');

@@ -15,8 +15,8 @@ import { canonicalJsonBytes } from '../../src/core/canonical/json.js';
 import { DOMAINS, domainDigest } from '../../src/core/crypto/digest.js';
 import { JournalReader } from '../../src/core/integration/journal-read.js';
 import { JOURNAL_SCHEMA, openJournalForWrite, openJournalReadOnly } from '../../src/hub/journal.js';
+import { downgradeToV2, V3_TABLES } from '../support/authority-v2.js';
 
-const V3_TABLES = ['targets', 'change_bases', 'change_commits', 'integrator_tokens', 'approvals', 'integrations'];
 
 function tables(file: string): string[] {
   const db = new Database(file, { readonly: true });
@@ -36,12 +36,9 @@ test('an authority of schema version 2 is migrated by a writer and read unmigrat
   a.addProfile({ repository: 'acme/demo', profile: 'p', target: 'main', requirement, canonical, requirement_digest: domainDigest(DOMAINS.requirement, canonical) });
   a.recordChangeVersion('acme/demo', 'c1', 'a'.repeat(64));
   a.close();
-  // Make it what version 2 wrote: no version-3 tables.
+  // Make it what version 2 wrote: no version-3 tables, no token scope.
   const file = path.join(dir, 'authority.sqlite');
-  const db = new Database(file);
-  for (const t of [...V3_TABLES].reverse()) db.exec(`DROP TABLE ${t}`);
-  db.pragma('user_version = 2');
-  db.close();
+  downgradeToV2(file);
 
   assert.equal(readCurrentSubjectUnchecked(dir, 'acme/demo', 'p', 'c1').subject.revision, 'a'.repeat(64));
   assert.throws(() => Authority.open(dir, { readonly: true }), /schema is version 2/);
@@ -53,6 +50,8 @@ test('an authority of schema version 2 is migrated by a writer and read unmigrat
     w.close();
   }
   for (const t of V3_TABLES) assert.ok(tables(file).includes(t), t);
+  const cols = (new Database(file, { readonly: true }).prepare('PRAGMA table_info(tokens)').all() as { name: string }[]).map((c) => c.name);
+  assert.ok(cols.includes('scope'), 'the tokens gain their scope column');
   assert.equal(new Database(file, { readonly: true }).pragma('user_version', { simple: true }), 3);
   assert.equal(readCurrentSubjectUnchecked(dir, 'acme/demo', 'p', 'c1').subject.revision, 'a'.repeat(64));
 });
