@@ -309,12 +309,13 @@ describe('agent-task collect', () => {
     // A signed transfer retained in time but uploaded after the lease expired (the collector was killed
     // before its upload): the Hub refuses it, and the task stays unresolved until reconciled.
     checkpoint(rig, 'late');
-    const late = claim(rig, 'late', 8000);
-    // Taken once the claim has answered: the Hub issued the lease before this moment.
+    const late = claim(rig, 'late', 20000);
+    // Taken once the claim has answered: the Hub issued the lease before this moment. The lease leaves
+    // a loaded host room to run the command and sign before it expires.
     const claimedAt = Date.now();
     const killed = collect(rig, 'late', late, { AGENTSCM_FAULT: 'after-retain' });
     assert.equal(killed.code, -1, killed.stdout + killed.stderr);
-    await new Promise((r) => setTimeout(r, Math.max(0, claimedAt + 8300 - Date.now())));
+    await new Promise((r) => setTimeout(r, Math.max(0, claimedAt + 20300 - Date.now())));
     const lr = retryUpload(rig, late);
     assert.equal(lr.code, 7, lr.stdout + lr.stderr);
     assert.match(lr.stdout, /LEASE_EXPIRED/);
