@@ -144,7 +144,7 @@ describe('approve and land', { skip: COLLECTOR_SKIP }, () => {
     assert.deepEqual(landed(rig), nothing);
 
     // executor_revoked: the registration is revoked.
-    ok(agentscm(['authority', 'revoke-enrollment', '--data-dir', rig.dataDir, '--registration-id', rig.registrationId, '--json']), 'revoke-enrollment');
+    ok(agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', rig.dataDir, '--registration-id', rig.registrationId, '--json']), 'revoke-enrollment');
     refused(local(rig, 'land', 'c4'), 'executor_revoked', 16);
     assert.deepEqual(landed(rig), nothing);
 

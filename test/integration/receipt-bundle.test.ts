@@ -200,7 +200,7 @@ describe('receipt bundles', () => {
       }
 
       // Revocation after the receipt: a new export records it, and the bundle still verifies (as of the receipt).
-      const rv = agentscm(['authority', 'revoke-enrollment', '--data-dir', rig.dataDir, '--registration-id', reg]);
+      const rv = agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', rig.dataDir, '--registration-id', reg]);
       assert.equal(rv.code, 0, rv.stderr);
       hub = await startHub(rig.dataDir, ['--receipt-key-dir', keyDir]);
       const out2 = path.join(root, 'bundle-after-revocation.json');

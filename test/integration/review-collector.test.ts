@@ -312,7 +312,7 @@ describe('the Hub refuses at import', () => {
   it('an enrollment revoked before finalization', async () => {
     const { c } = await collected('r-revoked');
     assert.ok(c);
-    assert.equal(agentscm(['authority', 'revoke-enrollment', '--data-dir', rig.dataDir, '--registration-id', rig.registrationId, '--json']).code, 0);
+    assert.equal(agentscm(['authority', 'revoke-enrollment', '--yes', '--data-dir', rig.dataDir, '--registration-id', rig.registrationId, '--json']).code, 0);
     const f = finalize('r-revoked');
     assert.equal(f.code, 7, f.stdout + f.stderr);
     assert.match(f.stdout, /AUTHORIZATION_CHANGED/);
