@@ -1044,6 +1044,31 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('../commands/skill-workflow/task-codex-stop.js'),
   },
   {
+    path: ['doctor'],
+    summary: 'check this machine and project: Node, container engine, data dir, Hub and token, installed Stop hooks, Codex trust',
+    details:
+      'Each check prints ok, warn or fail. node: at least 20.19. engine: the endpoint --docker-host, DOCKER_HOST or a well-known ' +
+      'socket names answers GET /_ping within 3 s (a named endpoint that does not answer fails; none found warns: only collecting ' +
+      'needs one). data-dir (with --data-dir): exists, is this user\'s and owner-private (no group or other bits), and holds an ' +
+      'authority. hub (with --endpoint, --token-file, --repository and --profile, or their configured values): one capabilities ' +
+      'call; a rejected token or an unreachable Hub fails. hooks: the agentscm Stop handlers in PROJECT/.claude/settings.json and ' +
+      'PROJECT/.codex/hooks.json, failing when the node or program a handler starts (or its workspace) no longer exists. ' +
+      'codex-trust (when a Codex handler is installed): whether $CODEX_HOME/config.toml (default ~/.codex) marks the project ' +
+      'trust_level = "trusted"; whether the hook itself is trusted in /hooks is reported as unknown. Exits 0 when no check fails ' +
+      '(warnings included) and 21 (CHECK_FAILED) otherwise; --json prints {"ok","checks":[{"name","status","message","detail"}],"not_checked"}.',
+    options: [
+      { ...DATA_DIR, required: false, help: 'the data dir to check', defaultText: 'not checked' },
+      { ...ENDPOINT, required: false, defaultText: 'not checked' },
+      CA_FILE,
+      { ...REPOSITORY, required: false },
+      { ...PROFILE, required: false },
+      { ...TOKEN_FILE, required: false },
+      DOCKER_HOST,
+      { flag: 'project', value: 'DIR', help: 'the project whose hook files are checked', defaultText: 'the current directory' },
+    ],
+    load: () => import('../commands/doctor.js'),
+  },
+  {
     path: ['install-stop'],
     summary: 'register the task-stop Stop hook in a project\'s Claude Code or Codex hook config',
     details:
