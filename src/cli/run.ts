@@ -128,6 +128,7 @@ function reportError(ctx: CommandContext, name: string, err: AgentscmError, poli
     return 1;
   }
   ctx.stderr.write(`${name}: error: ${oneLine}\n`);
+  if (typeof err.detail?.hint === 'string') ctx.stderr.write(`${name}: hint: ${err.detail.hint}\n`);
   if (err.kind === 'INTERNAL' && ctx.env.AGENTSCM_DEBUG === '1' && err.cause instanceof Error) ctx.stderr.write(`${err.cause.stack}\n`);
   if (json) {
     const doc: Record<string, unknown> = { error: { kind: err.kind, code: err.code, message: oneLine, exit_code: err.exitCode } };

@@ -25,6 +25,7 @@ export const EXIT_CODES = {
   PROFILE_CHANGED: 18,
   TARGET_MOVED: 19,
   NOT_APPROVED: 20,
+  CHECK_FAILED: 21,
 } as const;
 
 export type ErrorKind = Exclude<keyof typeof EXIT_CODES, 'OK'>;
@@ -52,6 +53,7 @@ export const EXIT_CODE_MEANINGS: Record<keyof typeof EXIT_CODES, string> = {
   PROFILE_CHANGED: 'approve/land refused: a collector profile the receipt rests on is no longer the installed one',
   TARGET_MOVED: 'land refused: the protected target is no longer at the revision the Change was based on',
   NOT_APPROVED: 'land refused: the Change\'s current subject has no approval',
+  CHECK_FAILED: 'doctor: at least one check failed (warnings alone exit 0)',
 };
 
 export class AgentscmError extends Error {

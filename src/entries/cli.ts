@@ -34,6 +34,7 @@ const ATTEMPT_SELECT: readonly OptionSpec[] = [
 const ATTEMPT_NOTE = 'The attempt\'s exact binding (digests, execution identity, executor) is read side-effect free from the Hub first. ';
 const MUTATION_NOTE =
   'An identical retry with the same --request-id returns the retained outcome; the same id with other bytes or another kind exits 7. ';
+const LIST_REPOSITORY: OptionSpec = { flag: 'repository', value: 'OWNER/NAME', help: 'only this repository', defaultText: 'every repository' };
 const TR_HARNESS: OptionSpec = { flag: 'harness', value: 'ID', help: 'codex, claude-code, pi or agent-zero', required: true };
 const ASSERTION: OptionSpec = { flag: 'assertion', value: 'FILE', help: 'TaskResultAssertion JSON file ("-" for stdin)', required: true };
 
@@ -72,8 +73,10 @@ export const GROUPS: readonly GroupSpec[] = [
   { path: ['authority', 'profile'], summary: 'agent-task profiles and their workflow requirements' },
   { path: ['authority', 'token'], summary: 'workspace bearer tokens' },
   { path: ['authority', 'collector-profile'], summary: 'immutable collector profiles for one exact registration epoch' },
+  { path: ['authority', 'enrollment'], summary: 'executor enrollments (`authority enroll` adds one, `authority revoke-enrollment` revokes one)' },
+  { path: ['authority', 'change'], summary: 'the Changes `checkpoint` recorded' },
   { path: ['hub'], summary: 'the reference Hub' },
-  { path: ['receipt'], summary: 'signed receipt bundles: export from the Hub, verify offline' },
+  { path: ['receipt'], summary: 'signed receipt bundles: list the retained ones, export from the Hub, verify offline' },
   { path: ['snapshot'], summary: 'immutable snapshots of the data dir' },
   { path: ['config'], summary: 'client configuration (environment and config files)' },
   { path: ['skill-workflow'], summary: 'Stop hooks of agent-owned workflow tasks (run by Claude Code and Codex, not by hand)' },
@@ -754,6 +757,46 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('../commands/authority/revoke-enrollment.js'),
   },
   {
+    path: ['authority', 'profile', 'list'],
+    summary: 'list the installed agent-task profiles: target, policy epoch, requirement digest',
+    details: 'Reads the data dir only. A readable table, or with --json {"profiles":[…]}.',
+    options: [DATA_DIR, LIST_REPOSITORY],
+    load: () => import('../commands/list/profiles.js'),
+  },
+  {
+    path: ['authority', 'token', 'list'],
+    summary: 'list workspace tokens: id, owner, agent, repository, scope, revoked, created (never the secret or its hash)',
+    details:
+      'Reads the data dir only. With --repository: the tokens limited to it and the unlimited ones. A readable table, or with ' +
+      '--json {"tokens":[…]} (token_id, owner_id, agent_id, repository (null: every repository), scope, may_integrate, revoked, ' +
+      'created_at, revoked_at; times in milliseconds since the epoch).',
+    options: [DATA_DIR, LIST_REPOSITORY],
+    load: () => import('../commands/list/tokens.js'),
+  },
+  {
+    path: ['authority', 'enrollment', 'list'],
+    summary: 'list executor enrollments: scope, epoch, key id, current, revoked',
+    details:
+      'Reads the data dir only. current: the executor\'s highest epoch for its scope and not revoked (the one evidence may rest on). ' +
+      'A readable table, or with --json {"enrollments":[…]}.',
+    options: [DATA_DIR, LIST_REPOSITORY],
+    load: () => import('../commands/list/enrollments.js'),
+  },
+  {
+    path: ['authority', 'collector-profile', 'list'],
+    summary: 'list collector profile installations: registration, step, kind, digest, current',
+    details: 'Reads the data dir only. current: the registration\'s newest installation. A readable table, or with --json {"collector_profiles":[…]}.',
+    options: [DATA_DIR, LIST_REPOSITORY],
+    load: () => import('../commands/list/collector-profiles.js'),
+  },
+  {
+    path: ['authority', 'change', 'list'],
+    summary: 'list the Changes: id, current version and revision',
+    details: 'Reads the data dir only. A readable table, or with --json {"changes":[…]}.',
+    options: [DATA_DIR, LIST_REPOSITORY],
+    load: () => import('../commands/list/changes.js'),
+  },
+  {
     path: ['authority', 'collector-profile', 'install'],
     summary: 'install an immutable collector profile (a command recipe, or a finite review) for one registration epoch',
     details:
@@ -859,6 +902,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flag: 'forge-max-attempts', value: 'N', help: 'deliveries of one status before it is abandoned', defaultText: '8' },
     ],
     load: () => import('../commands/hub/serve.js'),
+  },
+  {
+    path: ['receipt', 'list'],
+    summary: 'list the receipts the data dir\'s journal retains: digest, subject, time',
+    details: 'Reads the data dir only (never the Hub, never the receipt body); no journal yet is an empty list. A readable table, or with --json {"receipts":[…]}.',
+    options: [DATA_DIR, LIST_REPOSITORY],
+    load: () => import('../commands/list/receipts.js'),
   },
   {
     path: ['receipt', 'export'],
@@ -992,6 +1042,31 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [CHANGE_ARG],
     options: STOP_HOOK_OPTIONS,
     load: () => import('../commands/skill-workflow/task-codex-stop.js'),
+  },
+  {
+    path: ['doctor'],
+    summary: 'check this machine and project: Node, container engine, data dir, Hub and token, installed Stop hooks, Codex trust',
+    details:
+      'Each check prints ok, warn or fail. node: at least 20.19. engine: the endpoint --docker-host, DOCKER_HOST or a well-known ' +
+      'socket names answers GET /_ping within 3 s (a named endpoint that does not answer fails; none found warns: only collecting ' +
+      'needs one). data-dir (with --data-dir): exists, is this user\'s and owner-private (no group or other bits), and holds an ' +
+      'authority. hub (with --endpoint, --token-file, --repository and --profile, or their configured values): one capabilities ' +
+      'call; a rejected token or an unreachable Hub fails. hooks: the agentscm Stop handlers in PROJECT/.claude/settings.json and ' +
+      'PROJECT/.codex/hooks.json, failing when the node or program a handler starts (or its workspace) no longer exists. ' +
+      'codex-trust (when a Codex handler is installed): whether $CODEX_HOME/config.toml (default ~/.codex) marks the project ' +
+      'trust_level = "trusted"; whether the hook itself is trusted in /hooks is reported as unknown. Exits 0 when no check fails ' +
+      '(warnings included) and 21 (CHECK_FAILED) otherwise; --json prints {"ok","checks":[{"name","status","message","detail"}],"not_checked"}.',
+    options: [
+      { ...DATA_DIR, required: false, help: 'the data dir to check', defaultText: 'not checked' },
+      { ...ENDPOINT, required: false, defaultText: 'not checked' },
+      CA_FILE,
+      { ...REPOSITORY, required: false },
+      { ...PROFILE, required: false },
+      { ...TOKEN_FILE, required: false },
+      DOCKER_HOST,
+      { flag: 'project', value: 'DIR', help: 'the project whose hook files are checked', defaultText: 'the current directory' },
+    ],
+    load: () => import('../commands/doctor.js'),
   },
   {
     path: ['install-stop'],

@@ -2,6 +2,7 @@
 // 127.0.0.1:0, real SQLite) driven by the built CLI.
 
 import assert from 'node:assert/strict';
+import { HUB_ERROR_HINTS } from '../../src/core/contract/hints.js';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -229,6 +230,12 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
     const dep = c('claim', 'c1', '--task-id', t.after!, '--lease-ms', '60000', '--request-id', 'after-early');
     assert.equal(dep.code, 7);
     assert.equal(errCode(dep), 'DEPENDENCY_NOT_SATISFIED');
+    // The refusal names the Hub's code and message and the fixed hint sentence, on stderr and in --json.
+    const depErr = (JSON.parse(dep.stdout) as Doc).error;
+    assert.match(depErr.message, /^the Hub refused the request: dependency_not_satisfied: dependency obs has not succeeded/);
+    assert.equal(depErr.detail.hub_code, 'dependency_not_satisfied');
+    assert.equal(depErr.detail.hint, HUB_ERROR_HINTS.dependency_not_satisfied);
+    assert.ok(dep.stderr.includes(`hint: ${HUB_ERROR_HINTS.dependency_not_satisfied}`), dep.stderr);
     // The refused claim had no effect and the task is pending: identical retry is permitted.
     const rec = ok('recovery', 'c1', '--task-id', t.after!, '--request-id', 'after-early');
     assert.equal(rec.disposition, 'conclusive_rejection');

@@ -219,7 +219,7 @@ async function collectLocked(ctx: CommandContext, inv: Invocation, engine: () =>
     } catch (e) {
       progress.fail('upload');
       if (e instanceof AgentscmError) {
-        throw new AgentscmError(e.kind, e.code, `${e.message}; the signed transfer is retained: run \`agentscm agent-task retry-upload --attempt-id ${attemptId}\``);
+        throw new AgentscmError(e.kind, e.code, `${e.message}; the signed transfer is retained: run \`agentscm agent-task retry-upload --attempt-id ${attemptId}\``, e.detail);
       }
       throw e;
     }

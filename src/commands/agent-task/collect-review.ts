@@ -94,7 +94,7 @@ export async function collectReview(i: ReviewCollectInputs): Promise<CommandResu
     view = await i.session.upload(bytes!, () => c.faultPoint('mid-upload'));
   } catch (e) {
     progress.fail('upload');
-    if (e instanceof AgentscmError) throw new AgentscmError(e.kind, e.code, `${e.message}; the signed transfer is retained: run \`agentscm agent-task retry-upload --attempt-id ${d.attempt_id}\``);
+    if (e instanceof AgentscmError) throw new AgentscmError(e.kind, e.code, `${e.message}; the signed transfer is retained: run \`agentscm agent-task retry-upload --attempt-id ${d.attempt_id}\``, e.detail);
     throw e;
   }
   c.recordUpload(paths, view);

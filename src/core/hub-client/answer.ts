@@ -9,6 +9,7 @@
 import { parseStrictJson, type JsonValue } from '../canonical/json.js';
 import { AgentscmError, badInput, type ErrorKind } from '../errors.js';
 import { readBoundedInput, readPrivateFile, requireAbsolute } from '../fs/safe.js';
+import { hubErrorHint } from '../contract/hints.js';
 
 export const TOKEN_FILE_MAX_BYTES = 4096;
 export const DEFAULT_ANSWER_MAX_BYTES = 1024 * 1024;
@@ -181,23 +182,35 @@ export function decodeAnswer(status: number, contentType: string, body: Buffer, 
 
 const ERROR_KEYS = ['code', 'message'];
 
-/** Maps a non-200 answer with the fixed error shape to a typed error; anything else is malformed. */
+/**
+ * Maps a non-200 answer with the fixed error shape to a typed error; anything else is malformed. A refusal's
+ * message is "<code>: <the Hub's message>" and its detail carries the code and the fixed hint sentence for
+ * it (src/core/contract/hints.ts); the CLI escapes control characters in what it prints.
+ */
 export function errorFromAnswer(a: HubAnswer): AgentscmError {
-  if (a.status === 401 || a.status === 403) return fail('AUTH_REJECTED', 'AUTH_REJECTED', `the Hub rejected the token (HTTP ${a.status})`);
   const b = a.body;
   const e = typeof b === 'object' && b !== null && !Array.isArray(b) && Object.keys(b).length === 1 ? b.error : undefined;
-  if (
-    typeof e !== 'object' || e === null || Array.isArray(e) ||
-    Object.keys(e).length !== 2 || !ERROR_KEYS.every((k) => Object.hasOwn(e, k)) ||
-    typeof e.code !== 'string' || !/^[a-z_]{1,64}$/.test(e.code) || typeof e.message !== 'string' || e.message.length > 512
-  ) {
-    return fail('HUB_MALFORMED', 'BAD_ERROR_SHAPE', `the Hub answered HTTP ${a.status} with a malformed error document`);
+  const wellFormed =
+    typeof e === 'object' && e !== null && !Array.isArray(e) &&
+    Object.keys(e).length === 2 && ERROR_KEYS.every((k) => Object.hasOwn(e, k)) &&
+    typeof e.code === 'string' && /^[a-z_]{1,64}$/.test(e.code) && typeof e.message === 'string' && e.message.length <= 512;
+  if (a.status === 401 || a.status === 403) {
+    if (!wellFormed) return fail('AUTH_REJECTED', 'AUTH_REJECTED', `the Hub rejected the token (HTTP ${a.status})`);
+    const c = (e as { code: string }).code;
+    return refusalError('AUTH_REJECTED', 'AUTH_REJECTED', `the Hub rejected the token (HTTP ${a.status}): ${c}: ${(e as { message: string }).message}`, c);
   }
-  const code = e.code.toUpperCase();
-  const msg = `the Hub refused the request: ${e.code}`;
-  if (a.status === 404) return fail('NOT_FOUND', code, msg);
-  if (a.status === 409) return fail('CONFLICT', code, msg);
-  if (a.status === 400 || a.status === 413 || a.status === 415) return fail('BAD_INPUT', code, msg);
-  if (a.status === 503) return fail('HUB_UNREACHABLE', code, msg);
-  return fail('HUB_MALFORMED', code, `the Hub answered HTTP ${a.status}: ${e.code}`);
+  if (!wellFormed) return fail('HUB_MALFORMED', 'BAD_ERROR_SHAPE', `the Hub answered HTTP ${a.status} with a malformed error document`);
+  const { code: hubCode, message } = e as { code: string; message: string };
+  const code = hubCode.toUpperCase();
+  const msg = `the Hub refused the request: ${hubCode}: ${message}`;
+  if (a.status === 404) return refusalError('NOT_FOUND', code, msg, hubCode);
+  if (a.status === 409) return refusalError('CONFLICT', code, msg, hubCode);
+  if (a.status === 400 || a.status === 413 || a.status === 415) return refusalError('BAD_INPUT', code, msg, hubCode);
+  if (a.status === 503) return refusalError('HUB_UNREACHABLE', code, msg, hubCode);
+  return refusalError('HUB_MALFORMED', code, `the Hub answered HTTP ${a.status}: ${hubCode}: ${message}`, hubCode);
+}
+
+function refusalError(kind: ErrorKind, code: string, message: string, hubCode: string): AgentscmError {
+  const hint = hubErrorHint(hubCode);
+  return new AgentscmError(kind, code, message, hint === undefined ? { hub_code: hubCode } : { hub_code: hubCode, hint });
 }

@@ -10,6 +10,17 @@ import { checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
 import type { AdmissionJournal } from './admission.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
+
+export interface ReceiptListRow {
+  readonly receipt_digest: string;
+  readonly repository: string;
+  readonly profile: string;
+  readonly change_id: string;
+  readonly change_version: number;
+  readonly policy_epoch: number;
+  readonly revision: string;
+  readonly created_at: number;
+}
 /** The journal schema versions whose receipts, transfers and attempts tables this reader knows. */
 export const JOURNAL_READABLE_VERSIONS: readonly number[] = [3, 4];
 
@@ -52,6 +63,15 @@ export class JournalReader implements AdmissionJournal {
 
   latestAttempt(taskId: string): ReturnType<AdmissionJournal['latestAttempt']> {
     return this.db.prepare('SELECT attempt_id, state, outcome, registration_id FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1').get(taskId) as ReturnType<AdmissionJournal['latestAttempt']>;
+  }
+
+  /** Every retained receipt (never its body), oldest first, optionally of one repository. */
+  receipts(repository?: string): ReceiptListRow[] {
+    const sql =
+      'SELECT receipt_digest, repository, profile, change_id, change_version, policy_epoch, revision, created_at FROM receipts' +
+      (repository === undefined ? '' : ' WHERE repository = ?') +
+      ' ORDER BY created_at, receipt_digest';
+    return this.db.prepare(sql).all(...(repository === undefined ? [] : [repository])) as ReceiptListRow[];
   }
 
   close(): void {
