@@ -125,11 +125,12 @@ describe('signed qualification answers and the pinned Stop hook', () => {
     let r = agentscm(args());
     assert.equal(r.code, 0, r.stderr);
     assert.equal(json(r).hub_key, publicKey);
-    assert.ok(String(json(r).command).endsWith(` --hub-key ${publicKey}`));
+    assert.ok(String(json(r).command).includes(` --hub-key ${publicKey} --workspace `));
     const other = Buffer.from(generateKeyPair().publicKey).toString('hex');
     r = agentscm(args(['--hub-key', other]));
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(String(json(r).command).endsWith(` --hub-key ${other}`));
+    assert.ok(String(json(r).command).includes(` --hub-key ${other} --workspace `));
+    assert.equal((String(json(r).command).match(/--hub-key/g) ?? []).length, 1, 'the handler was replaced, not added');
     r = agentscm(args(['--hub-key', 'zz']));
     assert.equal(r.code, 3, r.stderr);
     // Without a recorded key and without --hub-key, nothing is pinned.

@@ -147,7 +147,17 @@ test('a bridge change invalidates prior receipts', () => {
   tr(p, ['init']);
   hook(p, 'claude-code', hookInput('SessionStart', p));
   assert.equal(statusOf(p, 'claude-code').state, 'active');
-  fs.appendFileSync(path.join(p, '.claude/settings.json'), '\n');
+  const file = path.join(p, '.claude/settings.json');
+  // Another tool's edit of the shared file (here only whitespace) leaves Tree Ring's own handlers as
+  // they were: still active.
+  fs.appendFileSync(file, '\n');
+  assert.equal(statusOf(p, 'claude-code').state, 'active');
+  // A change of Tree Ring's own handler is a bridge change.
+  const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { hooks: Record<string, { hooks: { command: string }[] }[]> };
+  const ours = Object.values(doc.hooks).flat().flatMap((g) => g.hooks).find((h) => h.command.includes('tree-ring'));
+  assert.ok(ours, 'Tree Ring has a handler in the file');
+  ours.command += ' --changed';
+  fs.writeFileSync(file, JSON.stringify(doc, null, 2) + '\n');
   assert.equal(statusOf(p, 'claude-code').state, 'needs-user-review');
 });
 

@@ -82,9 +82,10 @@ export function stopCommand(i: StopCommandInput): string {
     shQuote(i.profile),
     '--token-file',
     shQuote(i.tokenFile),
+    ...(i.hubKey !== undefined ? ['--hub-key', i.hubKey] : []),
+    // Last: isOurs finds the workspace's handler by this ending.
     '--workspace',
     shQuote(i.workspace),
-    ...(i.hubKey !== undefined ? ['--hub-key', i.hubKey] : []),
   ].join(' ');
 }
 
