@@ -20,7 +20,7 @@ import { tempDir } from '../support/hub.js';
 const SECTIONS = ['Setting up a Hub (operator)', 'Working on a Change (agent)', 'Collecting evidence (collector host)'];
 
 /** The ```sh blocks of a `## TITLE` section of the README, in order. */
-export function shellBlocks(readme: string, title: string): string[] {
+function shellBlocks(readme: string, title: string): string[] {
   const start = readme.indexOf(`\n## ${title}\n`);
   assert.notEqual(start, -1, `README has no section "${title}"`);
   const end = readme.indexOf('\n## ', start + 4);
