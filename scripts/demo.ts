@@ -8,7 +8,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startPodmanServiceIfNeeded, type StartedService } from '../src/collectors/engine.js';
-import { ensureBusyboxImage } from '../src/collectors/busybox-image.js';
 import { AgentscmError } from '../src/core/errors.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -81,8 +80,7 @@ async function main(): Promise<number> {
     cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
 
     say(`Container engine: ${engine.endpoint.url}${engine.owned ? ' (podman system service, started for this demo)' : ''}. Build a local test image from busybox (never pulled).`);
-    const image = await ensureBusyboxImage(engine.docker);
-    process.stdout.write(`image ${image}\n`);
+    const image = agentscm(['agent-task', 'test-image']).trim();
 
     say('1. Operator: a data dir, the example profile (examples/requirement.json) and a workspace token.');
     agentscm(['authority', 'init', '--data-dir', data, '--json'], 0, () => '');
@@ -100,27 +98,12 @@ async function main(): Promise<number> {
       agentscm(['authority', 'enroll', '--data-dir', data, '--repository', REPO, '--profile', PROFILE, '--step', 'check', '--executor-id', 'collector-1', '--public-key', String(key.public_key), '--yes', '--json']),
     );
 
-    say('4. Observe the runtime, then install the collector profile: the exact recipe and runtime identity for this registration epoch.');
+    say('4. Observe the runtime, write the collector profile from the probe and the recipe, and install it: the exact recipe and runtime identity for this registration epoch.');
     const probe = pick(agentscm(['agent-task', 'runtime-probe', '--image', image, '--json'], 0, (o) => `runtime_identity_digest: ${String(pick(o).runtime_identity_digest)}\n`));
+    const probeFile = path.join(work, 'probe.json');
+    writeFileSync(probeFile, JSON.stringify(probe));
     const profileFile = path.join(work, 'collector-profile.json');
-    writeFileSync(
-      profileFile,
-      JSON.stringify(
-        {
-          version: 1,
-          kind: 'command',
-          repository: REPO,
-          profile: PROFILE,
-          step_id: 'check',
-          registration_id: reg.registration_id,
-          registration_epoch: reg.registration_epoch,
-          recipe: { image_id: image, argv: ['sh', 'check.sh'], working_dir: '/snapshot', timeout_ms: 60000, max_output_bytes: 65536, network: 'none' },
-          runtime_identity_digest: probe.runtime_identity_digest,
-        },
-        null,
-        2,
-      ),
-    );
+    agentscm(['authority', 'collector-profile', 'template', '--data-dir', data, '--registration-id', String(reg.registration_id), '--probe', probeFile, '--out', profileFile, '--', 'sh', 'check.sh']);
     agentscm(['authority', 'collector-profile', 'install', '--data-dir', data, '--file', profileFile]);
 
     const round = (change: string, expectQualified: boolean) => {

@@ -125,7 +125,7 @@ function addVerbOptions(cmd: Command, spec: CommandSpec, path: readonly string[]
       throw usageError(`${quoted(path)} has no --json output`);
     });
   }
-  for (const a of spec.args ?? []) cmd.argument(a.required ? `<${a.name}>` : `[${a.name}${a.variadic ? '...' : ''}]`, a.help);
+  for (const a of spec.args ?? []) cmd.argument(a.required ? `<${a.name}${a.variadic ? '...' : ''}>` : `[${a.name}${a.variadic ? '...' : ''}]`, a.help);
 }
 
 /** The configured value of an option the command line did not give (src/cli/client-config.ts). */

@@ -5,7 +5,7 @@ import type { CommandSpec, GroupSpec } from './types.js';
 
 export function usageLine(program: string, c: CommandSpec): string {
   const parts = [program, ...c.path];
-  for (const a of c.args ?? []) parts.push(a.required ? a.name : `[${a.name}]${a.variadic ? '...' : ''}`);
+  for (const a of c.args ?? []) parts.push(a.required ? `${a.name}${a.variadic ? '...' : ''}` : `[${a.name}]${a.variadic ? '...' : ''}`);
   for (const o of c.options ?? []) {
     if (!o.required) continue;
     parts.push(o.value ? `--${o.flag} ${o.value}` : `--${o.flag}`);

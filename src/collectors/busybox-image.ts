@@ -12,6 +12,8 @@ export function ensureBusyboxImage(docker: Docker): Promise<string> {
   return ensureTestImage(docker);
 }
 const IMAGE_LAYOUT_VERSION = '1';
+/** The tag of the plain (no variant) test image. */
+export const TEST_IMAGE_TAG = IMAGE_LAYOUT_VERSION;
 const BUSYBOX_CANDIDATES = ['/bin/busybox', '/usr/bin/busybox'];
 const APPLETS = [
   'sh', 'ls', 'cat', 'echo', 'sleep', 'touch', 'id', 'env', 'pwd', 'wc', 'head', 'tail', 'yes', 'dd', 'mkdir', 'rm', 'true',

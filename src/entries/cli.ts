@@ -460,6 +460,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [DOCKER_HOST, { flag: 'image', value: 'IMAGE_ID', help: 'full image ID, sha256:<64 hex>', required: true }],
     load: () => import('../commands/agent-task/runtime-probe.js'),
   },
+  {
+    path: ['agent-task', 'test-image'],
+    summary: 'build (or reuse) the local busybox test image the demo uses and print its pinned image ID',
+    details:
+      'Imports the host\'s static busybox (/bin/busybox or /usr/bin/busybox; Debian: apt-get install busybox-static) as a ' +
+      'root file system with sh and the common applets, through the engine\'s import call (never pulled), tagged ' +
+      'localhost/agentscm-test-busybox:1; an image already under that tag is reused. Prints the full sha256:<64 hex> ID alone ' +
+      '(IMG=$(agentscm agent-task test-image)), the value runtime-probe --image and a collector profile\'s recipe take; ' +
+      '--json adds the reference and the engine endpoint. Exits 12 (RUNTIME_UNAVAILABLE) when no engine answers or there is no busybox.',
+    options: [DOCKER_HOST],
+    load: () => import('../commands/agent-task/test-image.js'),
+  },
   // ---- tree-ring: harness activation -------------------------------------------------------------
   {
     path: ['tree-ring', 'integrations', 'status'],
@@ -810,6 +822,28 @@ export const COMMANDS: readonly CommandSpec[] = [
       'counting. Re-enrollment makes a new epoch that needs its own profile.',
     options: [DATA_DIR, { flag: 'file', value: 'FILE', help: 'the collector profile JSON file ("-" for stdin)', required: true }],
     load: () => import('../commands/authority/collector-profile-install.js'),
+  },
+  {
+    path: ['authority', 'collector-profile', 'template'],
+    summary: 'write a command collector profile file from an enrollment, a runtime probe and a recipe (create-only)',
+    details:
+      'Takes the repository, profile, step and epoch from the enrollment REG of the data dir (which must be current, for a ' +
+      'command_collector step), the image ID and runtime_identity_digest from FILE (the output of `agent-task runtime-probe --json`, ' +
+      'its digest rechecked), and COMMAND (after --) as the exact argv; network none. Writes the profile file to --out, never over an ' +
+      'existing file (exit 9), ready for `authority collector-profile install --file`; installs nothing. The format: ' +
+      'docs/COLLECTOR.md (shipped in the package).',
+    args: [{ name: 'COMMAND', help: 'the check\'s argv, after -- (argv[0] is the entrypoint; no shell is added)', required: true, variadic: true }],
+    options: [
+      DATA_DIR,
+      { flag: 'registration-id', value: 'REG', help: 'the registration_id printed by enroll', required: true },
+      { flag: 'probe', value: 'FILE', help: 'the output of agent-task runtime-probe --json ("-" for stdin)', required: true },
+      { flag: 'image', value: 'IMAGE_ID', help: 'refuse unless the probe observed this image', defaultText: 'the probe\'s image' },
+      { flag: 'working-dir', value: 'PATH', help: 'absolute container path (the snapshot is mounted at /snapshot)', defaultText: '/snapshot' },
+      { flag: 'timeout-ms', value: 'N', help: '1000 .. 21600000', defaultText: '60000' },
+      { flag: 'max-output-bytes', value: 'N', help: 'bound on captured bytes per stream, 0 .. 6000000', defaultText: '65536' },
+      { flag: 'out', value: 'FILE', help: 'the profile file to create', required: true },
+    ],
+    load: () => import('../commands/authority/collector-profile-template.js'),
   },
   {
     path: ['checkpoint'],

@@ -77,6 +77,23 @@ export const ReviewProfileFile = z.strictObject({
   budgets: ReviewBudgetsSchema,
 });
 
+/** What `agent-task runtime-probe --json` prints: the input of `authority collector-profile template`. */
+const ProbeText = z.string().max(256);
+export const RuntimeProbeOutput = z.strictObject({
+  docker_host: z.string().max(4096).optional(),
+  runtime_identity: z.strictObject({
+    version: z.number().int().min(1).max(1_000),
+    engine: z.strictObject({ name: ProbeText, version: ProbeText, api_version: ProbeText, platform: z.string().max(256) }),
+    os: ProbeText,
+    arch: ProbeText,
+    oci_runtime: z.strictObject({ name: ProbeText, version: z.string().max(256) }),
+    image_id: Recipe.shape.image_id,
+  }),
+  runtime_identity_digest: Hex64,
+});
+
+export type CommandProfileFile = z.output<typeof CommandProfileFile>;
+
 export const CollectorProfileFile = z.discriminatedUnion('kind', [CommandProfileFile, ReviewProfileFile]);
 export type CollectorProfileFile = z.output<typeof CollectorProfileFile>;
 
