@@ -447,12 +447,14 @@ export class Authority implements AuthorityStore {
     this.db
       .prepare('INSERT INTO tokens (token_id, token_hash, owner_id, agent_id, repository, created_at, scope) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(tokenId, tokenHash(token), ownerId, agentId, repository, Date.now(), scope);
+    this.memo?.clear();
     return { token_id: tokenId, token };
   }
 
   /** Forgets a token issued moments ago whose file could not be written. */
   deleteToken(tokenId: string): void {
     this.db.prepare('DELETE FROM tokens WHERE token_id = ?').run(tokenId);
+    this.memo?.clear();
   }
 
   revokeToken(tokenId: string): { token_id: string; revoked: boolean } {
@@ -460,6 +462,7 @@ export class Authority implements AuthorityStore {
     if (!row) throw notFound(`no token ${tokenId}`, 'TOKEN_NOT_FOUND');
     if (row.revoked_at !== null) return { token_id: tokenId, revoked: false };
     this.db.prepare('UPDATE tokens SET revoked_at = ? WHERE token_id = ?').run(Date.now(), tokenId);
+    this.memo?.clear();
     return { token_id: tokenId, revoked: true };
   }
 
@@ -526,7 +529,9 @@ export class Authority implements AuthorityStore {
         .run(e.registration_id, e.repository, e.profile, e.step_id, e.executor_id, e.registration_epoch, e.public_key, e.verification_key_id, e.created_at);
       return e;
     });
-    return tx.immediate();
+    const out = tx.immediate();
+    this.memo?.clear();
+    return out;
   }
 
   revokeEnrollment(registrationId: string): { registration_id: string; revoked: boolean } {
@@ -535,7 +540,9 @@ export class Authority implements AuthorityStore {
       const r = this.db.prepare('INSERT OR IGNORE INTO enrollment_revocations (registration_id, revoked_at) VALUES (?, ?)').run(registrationId, Date.now());
       return { registration_id: registrationId, revoked: r.changes === 1 };
     });
-    return tx.immediate();
+    const out = tx.immediate();
+    this.memo?.clear();
+    return out;
   }
 
   getEnrollment(registrationId: string): Enrollment | undefined {
@@ -555,17 +562,12 @@ export class Authority implements AuthorityStore {
 
   /**
    * A lookup answered from the memo while it is live (see revalidate), absent answers included;
-   * otherwise from SQLite. Only lookups whose answer changes only through a commit go through here.
+   * otherwise from SQLite. This connection's own writes to what these lookups read (enroll,
+   * revokeEnrollment, installCollectorProfile, issueToken, revokeToken) drop the memo at once.
    */
   private memoized<V>(map: 'enrollments' | 'registrations' | 'collectorProfiles' | 'activeTokens', key: string, get: () => V | undefined): V | undefined {
     const m = this.live();
     if (!m) return get();
-    // A write of this connection within the stretch (enrollment, revocation, profile install) counts at once.
-    const own = this.stmts.ownChanges.get()!;
-    if (own !== m.ownChanges) {
-      m.clear();
-      m.ownChanges = own;
-    }
     const cache = m[map] as Map<string, { value: V | undefined }>;
     const hit = cache.get(key);
     if (hit) return hit.value;
@@ -623,7 +625,9 @@ export class Authority implements AuthorityStore {
         .run(row.install_id, row.registration_id, row.seq, row.profile_digest, row.canonical, row.created_at);
       return { ...row, changed: true };
     });
-    return tx.immediate();
+    const out = tx.immediate();
+    this.memo?.clear();
+    return out;
   }
 
   /** The newest installed collector profile of a registration, its bytes rechecked against the digest. */
