@@ -260,6 +260,47 @@ export class Journal implements JournalStore {
 
   private readonly decoded = new Map<string, { bytes: Buffer; value: unknown }>();
 
+  private readonly dataVersionStmt: Database.Statement<[], number>;
+  private readonly ownChangesStmt: Database.Statement<[], number>;
+  /** Lookups answered from memory while the journal is unchanged (see remembered). */
+  private readonly reads = new Map<string, { value: unknown }>();
+  private readsDataVersion = -1;
+  private readsOwnChanges = -1;
+
+  private readsChecked = false;
+  private readonly readsExpire = (): void => {
+    this.readsChecked = false;
+  };
+
+  /**
+   * A lookup answered from memory while nothing changed the journal since it was asked. Another
+   * connection's commit (in any process) moves PRAGMA data_version, checked once per synchronous stretch
+   * of code (until the next microtask checkpoint), as the authority's memo does; this connection's
+   * writes move total_changes(), checked on every call. Inside an open transaction nothing is
+   * remembered or answered from memory: a savepoint rolled back would leave rows read in it behind.
+   */
+  remembered<V>(key: string, get: () => V): V {
+    if (this.db.inTransaction) return get();
+    const own = this.ownChangesStmt.get()!;
+    let dv = this.readsDataVersion;
+    if (!this.readsChecked) {
+      dv = this.dataVersionStmt.get()!;
+      this.readsChecked = true;
+      queueMicrotask(this.readsExpire);
+    }
+    if (dv !== this.readsDataVersion || own !== this.readsOwnChanges) {
+      this.reads.clear();
+      this.readsDataVersion = dv;
+      this.readsOwnChanges = own;
+    }
+    const hit = this.reads.get(key);
+    if (hit) return hit.value as V;
+    const value = get();
+    if (this.reads.size >= 16384) this.reads.clear();
+    this.reads.set(key, { value });
+    return value;
+  }
+
   /**
    * Stored canonical bytes decoded once per handle: a hit needs the identical bytes under the same key
    * (the key names everything else the decoding checked, e.g. the digest it was verified against).
@@ -296,6 +337,8 @@ export class Journal implements JournalStore {
 
   constructor(readonly db: Database.Database) {
     this.tx = db.transaction((f: () => unknown) => f());
+    this.dataVersionStmt = db.prepare<[], number>('PRAGMA data_version').pluck();
+    this.ownChangesStmt = db.prepare<[], number>('SELECT total_changes()').pluck();
     // Rows come back as arrays and become objects here: better-sqlite3 builds a wide row object slowly.
     this.latestStmt = db.prepare<[string], AttemptTuple>(`SELECT ${ATTEMPT_COLUMNS} FROM attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1`).raw();
     this.attemptStmt = db.prepare<[string], AttemptTuple>(`SELECT ${ATTEMPT_COLUMNS} FROM attempts WHERE attempt_id = ?`).raw();
@@ -307,7 +350,7 @@ export class Journal implements JournalStore {
 
   /** The current (highest-fence) attempt of a task, if any. */
   latestAttempt(taskId: string): AttemptRow | undefined {
-    return attemptRow(this.latestStmt.get(taskId));
+    return this.remembered(`latest\0${taskId}`, () => attemptRow(this.latestStmt.get(taskId)));
   }
 
   attempt(attemptId: string): AttemptRow | undefined {
@@ -394,11 +437,15 @@ export class Journal implements JournalStore {
   }
 
   transferBindingOfAttempt(attemptId: string): TransferBinding | undefined {
+    return this.remembered(`binding\0${attemptId}`, () => this.bindingOfAttempt(attemptId));
+  }
+
+  private bindingOfAttempt(attemptId: string): TransferBinding | undefined {
     return this.stmt('SELECT registration_id, collector_profile_install_id, grant_generation FROM transfers WHERE attempt_id = ?').get(attemptId) as TransferBinding | undefined;
   }
 
   transfer(transferDigest: string): TransferRow | undefined {
-    return this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE transfer_digest = ?`).get(transferDigest) as TransferRow | undefined;
+    return this.remembered(`transfer\0${transferDigest}`, () => this.stmt(`SELECT ${TRANSFER_COLUMNS} FROM transfers WHERE transfer_digest = ?`).get(transferDigest) as TransferRow | undefined);
   }
 
   transferStoredLength(transferDigest: string): number | undefined {
@@ -439,7 +486,8 @@ export class Journal implements JournalStore {
 
   /** The receipt for exactly this subject, if one was finalized. */
   receiptFor(s: Subject): string | undefined {
-    return this.receiptStmt.get(s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, s.context_digest, s.requirement_digest, s.revision)?.receipt_digest;
+    const key = `receipt\0${s.repository}\0${s.profile}\0${s.change_id}\0${s.change_version}\0${s.policy_epoch}\0${s.context_digest}\0${s.requirement_digest}\0${s.revision}`;
+    return this.remembered(key, () => this.receiptStmt.get(s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, s.context_digest, s.requirement_digest, s.revision)?.receipt_digest);
   }
 
   // ---- forge outbox (schema version 4) -----------------------------------------------------------

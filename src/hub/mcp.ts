@@ -83,11 +83,14 @@ interface ActorExtra {
   readonly actor: TokenActor;
   readonly repository: string;
   readonly profile: string;
-  /** The tools a tools/call request calls: only these are registered. */
-  readonly only?: readonly string[];
 }
 
-function toolServer(handler: FacadeHandler, token: string, { actor, repository, profile, only }: ActorExtra): McpServer {
+/** The authenticated request a tool runs for: the SDK hands the request's authInfo to the tool's callback. */
+interface ToolContext {
+  readonly http?: { readonly authInfo?: { readonly token: string; readonly extra?: Record<string, unknown> } };
+}
+
+function toolServer(handler: FacadeHandler, repository: string, profile: string, scope: TokenActor['scope']): McpServer {
   const server = new McpServer(
     { name: 'agentscm-hub', version: AGENTSCM_VERSION },
     {
@@ -97,19 +100,51 @@ function toolServer(handler: FacadeHandler, token: string, { actor, repository, 
     },
   );
   for (const spec of TOOLS) {
-    if ((actor.scope === 'read' && !spec.read) || (only !== undefined && !only.includes(spec.name))) continue;
+    if (scope === 'read' && !spec.read) continue;
     server.registerTool(
       spec.name,
       { description: spec.description, inputSchema: SCHEMAS.get(spec.name)!, annotations: { readOnlyHint: spec.read, idempotentHint: true, openWorldHint: false } },
-      async (args: Record<string, unknown>) => {
+      async (args: Record<string, unknown>, ctx: ToolContext) => {
+        // The token is the one this request authenticated with (mcpListener), never one a pooled server kept.
+        const auth = ctx.http?.authInfo;
+        const a = auth?.extra as ActorExtra | undefined;
+        if (!auth || !a || a.repository !== repository || a.profile !== profile || a.actor.scope !== scope) throw new Error('no authenticated actor');
         const doc = args !== null && typeof args === 'object' && !Array.isArray(args) && !Object.hasOwn(args, 'operation') ? { operation: spec.name, ...args } : { operation: spec.name, arguments: args };
-        const { status, json } = await viaFacade(handler, token, repository, profile, JSON.stringify(doc));
+        const { status, json } = await viaFacade(handler, auth.token, repository, profile, JSON.stringify(doc));
         const answer = JSON.parse(json) as Record<string, unknown>;
         return status === 200 ? { content: [{ type: 'text', text: json }], structuredContent: answer } : { content: [{ type: 'text', text: json }], structuredContent: answer, isError: true };
       },
     );
   }
   return server;
+}
+
+/**
+ * Idle tool servers of the modern (stateless) revision, by repository, profile and scope: building a server
+ * and registering its tools is most of the per-request cost the Hub can avoid. A server serves one
+ * exchange at a time (the SDK refuses one still connected) and comes back here when its exchange closes.
+ * Legacy (initialize) requests get a fresh server each: that path keeps the handshake state per request.
+ */
+class ServerPool {
+  private readonly idle = new Map<string, McpServer[]>();
+  private static readonly MAX_IDLE = 32;
+  constructor(private readonly handler: FacadeHandler) {}
+
+  take(era: string, { repository, profile, actor }: ActorExtra): McpServer {
+    if (era !== 'modern') return toolServer(this.handler, repository, profile, actor.scope);
+    const key = `${repository}\n${profile}\n${actor.scope}`;
+    const server = this.idle.get(key)?.pop() ?? toolServer(this.handler, repository, profile, actor.scope);
+    // Called by the SDK once the exchange is over (transport closed): the server is free again.
+    let back = false;
+    server.server.onclose = () => {
+      if (back) return;
+      back = true;
+      const list = this.idle.get(key) ?? [];
+      if (list.length < ServerPool.MAX_IDLE && server.server.transport === undefined) list.push(server);
+      this.idle.set(key, list);
+    };
+    return server;
+  }
 }
 
 /** The JSON-RPC document of a body, or undefined when it is not JSON (the SDK then answers the parse error). */
@@ -131,11 +166,12 @@ function calledTools(doc: unknown): string[] {
 
 /** The MCP endpoint as a node:http listener; `handler` is the HTTP facade's (server.ts createHandler). */
 export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: string) => void, allowedOrigins: readonly string[] = []): RequestListener {
+  const pool = new ServerPool(handler);
   const mcp = createMcpHandler(
-    ({ authInfo }) => {
+    ({ era, authInfo }) => {
       const a = authInfo?.extra as ActorExtra | undefined;
       if (!a || !authInfo) throw new Error('no authenticated actor');
-      return toolServer(handler, authInfo.token, a);
+      return pool.take(era, a);
     },
     { legacy: 'stateless', responseMode: 'auto', maxRequestBodySize: MCP_MAX_BYTES, onerror: (e) => log(`hub: mcp: ${e.message.slice(0, 200)}`) },
   );
@@ -177,12 +213,14 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
       }
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-      // A tools/call request's server needs only the tools it calls (registering all sixteen per request costs).
-      const extra: ActorExtra = { actor, repository, profile, ...(!Array.isArray(doc) && called.length === 1 ? { only: called } : {}) };
+      const extra: ActorExtra = { actor, repository, profile };
       // A parsed body is handed over as such; the SDK reads the request's own body only when it is not JSON.
       // A stream the SDK serves (subscriptions/listen) ends when the client goes away.
       const gone = new AbortController();
-      res.once('close', () => gone.abort());
+      // Only a client gone before the answer is complete aborts (an abort after it costs every request).
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
       const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, signal: gone.signal, ...(doc === undefined ? { body } : {}) });
       const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, ...(doc === undefined ? {} : { parsedBody: doc }) });
       const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store' };

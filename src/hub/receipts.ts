@@ -101,13 +101,29 @@ export function receiptBody(authority: AuthorityStore, subject: Subject, evidenc
 export function liveReceipt(journal: JournalStore | undefined, authority: AuthorityStore, subject: Subject): { digest: string | undefined; code: string | undefined } {
   const digest = journal?.receiptFor(subject);
   if (!journal || digest === undefined) return { digest: undefined, code: undefined };
+  // The stored body's digest and the transfers it names, checked once while the journal is unchanged;
+  // the live authorization of each transfer is checked on every read (the authority changes apart).
+  const named = journal.remembered(`receipt-transfers\0${digest}`, () => receiptTransfers(journal, digest));
+  if (named === undefined) return { digest: undefined, code: 'receipt_integrity' };
+  // In the body's order, as one pass would: a transfer not live before a broken one reads as such.
+  for (const tr of named.rows) if (!transferLive(authority, tr)) return { digest: undefined, code: 'authorization_changed' };
+  if (named.broken) return { digest: undefined, code: 'receipt_integrity' };
+  return { digest, code: undefined };
+}
+
+/**
+ * The transfers a stored receipt names, in its order, up to the first that is not retained and passed
+ * (`broken`); undefined when the stored body is missing or does not match its digest.
+ */
+function receiptTransfers(journal: JournalStore, digest: string): { rows: TransferRow[]; broken: boolean } | undefined {
   const stored = journal.receiptBody(digest);
-  if (stored === undefined || domainDigest(DOMAINS.receipt, stored) !== digest) return { digest: undefined, code: 'receipt_integrity' };
+  if (stored === undefined || domainDigest(DOMAINS.receipt, stored) !== digest) return undefined;
   const body = JSON.parse(stored.toString('utf8')) as { tasks: { transfer_digest: string; attempt_id: string }[] };
+  const out: TransferRow[] = [];
   for (const t of body.tasks) {
     const tr = journal.transfer(t.transfer_digest);
-    if (!tr || tr.attempt_id !== t.attempt_id || tr.outcome !== 'passed') return { digest: undefined, code: 'receipt_integrity' };
-    if (!transferLive(authority, tr)) return { digest: undefined, code: 'authorization_changed' };
+    if (!tr || tr.attempt_id !== t.attempt_id || tr.outcome !== 'passed') return { rows: out, broken: true };
+    out.push(tr);
   }
-  return { digest, code: undefined };
+  return { rows: out, broken: false };
 }

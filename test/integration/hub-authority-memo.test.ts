@@ -176,6 +176,41 @@ describe('Authority memo rules (one process, real SQLite)', () => {
     }
   });
 
+  test('enrollment, current registration and grant lookups: revocation by another connection or by this one counts at once', () => {
+    const { s, hub, operator } = twoConnections();
+    try {
+      const input = { repository: REPO, profile: PROFILE, step_id: 'say', executor_id: 'x1', public_key: 'ab'.repeat(32), verification_key_id: 'k1' };
+      const e1 = operator.enroll(input);
+      hub.revalidate();
+      // Warm: each lookup answered once, then from the memo.
+      for (let i = 0; i < 2; i++) {
+        assert.equal(hub.getEnrollment(e1.registration_id)?.revoked_at, null);
+        assert.equal(hub.currentRegistration(REPO, PROFILE, 'say', 'x1')?.registration_id, e1.registration_id);
+        assert.equal(hub.tokenActive(s.tokenId), true);
+        assert.equal(hub.getEnrollment('reg-none'), undefined);
+      }
+      // Another connection revokes (as `authority revoke-enrollment` and `authority token revoke` do).
+      operator.revokeEnrollment(e1.registration_id);
+      operator.revokeToken(s.tokenId);
+      hub.revalidate();
+      assert.notEqual(hub.getEnrollment(e1.registration_id)?.revoked_at, null);
+      assert.equal(hub.currentRegistration(REPO, PROFILE, 'say', 'x1'), undefined);
+      assert.equal(hub.tokenActive(s.tokenId), false);
+      // A new epoch by another connection: the absent answer is not kept past the commit.
+      const e2 = operator.enroll(input);
+      hub.revalidate();
+      assert.equal(hub.currentRegistration(REPO, PROFILE, 'say', 'x1')?.registration_id, e2.registration_id);
+      assert.equal(hub.getEnrollment(e2.registration_id)?.registration_epoch, 2);
+      // This connection's own write within the same stretch (no revalidate between): seen at once.
+      hub.revokeEnrollment(e2.registration_id);
+      assert.notEqual(hub.getEnrollment(e2.registration_id)?.revoked_at, null);
+      assert.equal(hub.currentRegistration(REPO, PROFILE, 'say', 'x1'), undefined);
+    } finally {
+      hub.close();
+      operator.close();
+    }
+  });
+
   test('outside the stretch that revalidated, lookups go to SQLite', async () => {
     const { s, token, hub, operator } = twoConnections();
     try {

@@ -246,6 +246,10 @@ export class Authority implements AuthorityStore {
     epoch: Database.Statement<[string, string, number], { target: string; requirement_digest: string }>;
     change: Database.Statement<[string, string], { current_version: number }>;
     version: Database.Statement<[string, string, number], ChangeVersion>;
+    enrollment: Database.Statement<[string], Enrollment>;
+    currentRegistration: Database.Statement<[string, string, string, string], Enrollment>;
+    collectorProfile: Database.Statement<[string], CollectorProfileRow>;
+    tokenActive: Database.Statement<[string], { revoked_at: number | null }>;
   };
 
   private constructor(
@@ -261,6 +265,13 @@ export class Authority implements AuthorityStore {
       epoch: db.prepare('SELECT target, requirement_digest FROM profile_epochs WHERE repository = ? AND profile = ? AND policy_epoch = ?'),
       change: db.prepare('SELECT current_version FROM changes WHERE repository = ? AND change_id = ?'),
       version: db.prepare('SELECT repository, change_id, change_version, revision, parent_revision, context_digest, created_at FROM change_versions WHERE repository = ? AND change_id = ? AND change_version = ?'),
+      enrollment: db.prepare(`SELECT e.*, r.revoked_at AS revoked_at FROM enrollments e LEFT JOIN enrollment_revocations r USING (registration_id) WHERE e.registration_id = ?`),
+      currentRegistration: db.prepare(
+        `SELECT e.*, r.revoked_at AS revoked_at FROM enrollments e LEFT JOIN enrollment_revocations r USING (registration_id)
+         WHERE e.repository = ? AND e.profile = ? AND e.step_id = ? AND e.executor_id = ? ORDER BY e.registration_epoch DESC LIMIT 1`,
+      ),
+      collectorProfile: db.prepare('SELECT * FROM collector_profiles WHERE registration_id = ? ORDER BY seq DESC LIMIT 1'),
+      tokenActive: db.prepare('SELECT revoked_at FROM tokens WHERE token_id = ?'),
     };
   }
 
@@ -436,12 +447,14 @@ export class Authority implements AuthorityStore {
     this.db
       .prepare('INSERT INTO tokens (token_id, token_hash, owner_id, agent_id, repository, created_at, scope) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(tokenId, tokenHash(token), ownerId, agentId, repository, Date.now(), scope);
+    this.memo?.clear();
     return { token_id: tokenId, token };
   }
 
   /** Forgets a token issued moments ago whose file could not be written. */
   deleteToken(tokenId: string): void {
     this.db.prepare('DELETE FROM tokens WHERE token_id = ?').run(tokenId);
+    this.memo?.clear();
   }
 
   revokeToken(tokenId: string): { token_id: string; revoked: boolean } {
@@ -449,6 +462,7 @@ export class Authority implements AuthorityStore {
     if (!row) throw notFound(`no token ${tokenId}`, 'TOKEN_NOT_FOUND');
     if (row.revoked_at !== null) return { token_id: tokenId, revoked: false };
     this.db.prepare('UPDATE tokens SET revoked_at = ? WHERE token_id = ?').run(Date.now(), tokenId);
+    this.memo?.clear();
     return { token_id: tokenId, revoked: true };
   }
 
@@ -515,7 +529,9 @@ export class Authority implements AuthorityStore {
         .run(e.registration_id, e.repository, e.profile, e.step_id, e.executor_id, e.registration_epoch, e.public_key, e.verification_key_id, e.created_at);
       return e;
     });
-    return tx.immediate();
+    const out = tx.immediate();
+    this.memo?.clear();
+    return out;
   }
 
   revokeEnrollment(registrationId: string): { registration_id: string; revoked: boolean } {
@@ -524,15 +540,13 @@ export class Authority implements AuthorityStore {
       const r = this.db.prepare('INSERT OR IGNORE INTO enrollment_revocations (registration_id, revoked_at) VALUES (?, ?)').run(registrationId, Date.now());
       return { registration_id: registrationId, revoked: r.changes === 1 };
     });
-    return tx.immediate();
+    const out = tx.immediate();
+    this.memo?.clear();
+    return out;
   }
 
   getEnrollment(registrationId: string): Enrollment | undefined {
-    return this.db
-      .prepare(
-        `SELECT e.*, r.revoked_at AS revoked_at FROM enrollments e LEFT JOIN enrollment_revocations r USING (registration_id) WHERE e.registration_id = ?`,
-      )
-      .get(registrationId) as Enrollment | undefined;
+    return this.memoized('enrollments', registrationId, () => this.stmts.enrollment.get(registrationId));
   }
 
   /**
@@ -540,13 +554,26 @@ export class Authority implements AuthorityStore {
    * only if it is not revoked. An older epoch is never current, even when unrevoked.
    */
   currentRegistration(repository: string, profile: string, stepId: string, executorId: string): Enrollment | undefined {
-    const e = this.db
-      .prepare(
-        `SELECT e.*, r.revoked_at AS revoked_at FROM enrollments e LEFT JOIN enrollment_revocations r USING (registration_id)
-         WHERE e.repository = ? AND e.profile = ? AND e.step_id = ? AND e.executor_id = ? ORDER BY e.registration_epoch DESC LIMIT 1`,
-      )
-      .get(repository, profile, stepId, executorId) as Enrollment | undefined;
-    return e && e.revoked_at === null ? e : undefined;
+    return this.memoized('registrations', `${repository}\0${profile}\0${stepId}\0${executorId}`, () => {
+      const e = this.stmts.currentRegistration.get(repository, profile, stepId, executorId);
+      return e && e.revoked_at === null ? e : undefined;
+    });
+  }
+
+  /**
+   * A lookup answered from the memo while it is live (see revalidate), absent answers included;
+   * otherwise from SQLite. This connection's own writes to what these lookups read (enroll,
+   * revokeEnrollment, installCollectorProfile, issueToken, revokeToken) drop the memo at once.
+   */
+  private memoized<V>(map: 'enrollments' | 'registrations' | 'collectorProfiles' | 'activeTokens', key: string, get: () => V | undefined): V | undefined {
+    const m = this.live();
+    if (!m) return get();
+    const cache = m[map] as Map<string, { value: V | undefined }>;
+    const hit = cache.get(key);
+    if (hit) return hit.value;
+    const value = get();
+    m.put(cache, key, { value });
+    return value;
   }
 
   /** The current registration of the executor that holds this verification key for a step, if any. */
@@ -598,14 +625,18 @@ export class Authority implements AuthorityStore {
         .run(row.install_id, row.registration_id, row.seq, row.profile_digest, row.canonical, row.created_at);
       return { ...row, changed: true };
     });
-    return tx.immediate();
+    const out = tx.immediate();
+    this.memo?.clear();
+    return out;
   }
 
   /** The newest installed collector profile of a registration, its bytes rechecked against the digest. */
   currentCollectorProfile(registrationId: string): CollectorProfileRow | undefined {
-    const row = this.db.prepare('SELECT * FROM collector_profiles WHERE registration_id = ? ORDER BY seq DESC LIMIT 1').get(registrationId) as CollectorProfileRow | undefined;
-    if (row && domainDigest(DOMAINS.collectorProfile, row.canonical) !== row.profile_digest) throw localState('an installed collector profile does not match its digest', 'STORE_CORRUPT');
-    return row;
+    return this.memoized('collectorProfiles', registrationId, () => {
+      const row = this.stmts.collectorProfile.get(registrationId);
+      if (row && domainDigest(DOMAINS.collectorProfile, row.canonical) !== row.profile_digest) throw localState('an installed collector profile does not match its digest', 'STORE_CORRUPT');
+      return row;
+    });
   }
 
   /** One installation of a registration's collector profile, current or not, as stored. */
@@ -615,8 +646,12 @@ export class Authority implements AuthorityStore {
 
   /** Whether a workspace token (an originating grant) still exists unrevoked. */
   tokenActive(tokenId: string): boolean {
-    const row = this.db.prepare('SELECT revoked_at FROM tokens WHERE token_id = ?').get(tokenId) as { revoked_at: number | null } | undefined;
-    return row !== undefined && row.revoked_at === null;
+    return (
+      this.memoized('activeTokens', tokenId, () => {
+        const row = this.stmts.tokenActive.get(tokenId);
+        return row !== undefined && row.revoked_at === null;
+      }) === true
+    );
   }
 
   // ---- Changes and subjects ----------------------------------------------------------------------
@@ -865,6 +900,11 @@ class AuthorityMemo {
   readonly profiles = new Map<string, Profile>();
   readonly heads = new Map<string, number>();
   readonly versions = new Map<string, ChangeVersion>();
+  // Absent answers are kept too ({ value: undefined }): they change only through a commit as well.
+  readonly enrollments = new Map<string, { value: Enrollment | undefined }>();
+  readonly registrations = new Map<string, { value: Enrollment | undefined }>();
+  readonly collectorProfiles = new Map<string, { value: CollectorProfileRow | undefined }>();
+  readonly activeTokens = new Map<string, { value: boolean | undefined }>();
   readonly expire = (): void => {
     this.valid = false;
   };
@@ -879,6 +919,10 @@ class AuthorityMemo {
     this.profiles.clear();
     this.heads.clear();
     this.versions.clear();
+    this.enrollments.clear();
+    this.registrations.clear();
+    this.collectorProfiles.clear();
+    this.activeTokens.clear();
   }
 }
 

@@ -223,6 +223,11 @@ export interface JournalStore {
   immediate<T>(f: () => T): T;
   /** Stored canonical bytes decoded once per handle (a hit needs identical bytes under the same key). */
   decodeOnce<T>(key: string, bytes: Buffer, decode: (bytes: Buffer) => T): T;
+  /**
+   * A value derived from journal rows, answered from memory while nothing changed the journal since it
+   * was computed (another connection's commit or this one's write); never inside an open transaction.
+   */
+  remembered<V>(key: string, get: () => V): V;
   close(): void;
 
   taskRow(taskId: string): TaskRow | undefined;
