@@ -72,6 +72,16 @@ async function main(): Promise<number> {
   }
   childEnv = { ...process.env, DOCKER_HOST: engine.endpoint.url };
   let hub: { url: string; stop: () => Promise<void> } | undefined;
+  // Interrupted (Ctrl-C, a supervisor's SIGTERM): the Hub and the podman service this demo started go
+  // with it, then it exits as a signalled process would.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void Promise.resolve(hub?.stop())
+      .catch(() => {})
+      .then(() => engine.stop())
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     const data = path.join(work, 'data');
     const keyDir = path.join(work, 'collector-key');
