@@ -34,7 +34,7 @@ import {
   type ReviewCollectorProfile,
   type ReviewObservation,
 } from '../core/collector/review.js';
-import { encodeTransfer, headerBytes, headerSigningDigest, recordEntry, type ReviewTransferHeader } from '../core/collector/transfer.js';
+import { encodeTransfer, headerBytes, headerSigningDigest, recordEntry, transferBinding, type ReviewTransferHeader } from '../core/collector/transfer.js';
 import { sign, verificationKeyId, type KeyPair } from '../core/crypto/ed25519.js';
 import { conflict, localState } from '../core/errors.js';
 import { ensurePrivateDir, lstatOrUndefined, publishCreateOnly, readPrivateFile } from '../core/fs/safe.js';
@@ -223,20 +223,7 @@ export function buildReviewRecord(prepared: PreparedReview, run: ReviewRun): Buf
 /** Signs the review transfer: ReviewRequest plus ReviewRecord, binding the observed reviewer identity. */
 export function signReviewTransfer(d: CollectDescriptor, key: KeyPair, profile: ReviewCollectorProfile, prepared: PreparedReview, recordBytes: Buffer, observedExecutable: string, uploadRequestId: string): Buffer {
   const header: ReviewTransferHeader = {
-    version: 1,
-    audience: d.audience,
-    repository: d.repository,
-    profile: d.profile,
-    step_id: d.step_id,
-    task_id: d.task_id,
-    task_digest: d.task_digest,
-    attempt_id: d.attempt_id,
-    attempt_digest: d.attempt_digest,
-    execution_operation_id: d.execution_operation_id,
-    fence: d.fence,
-    origin: d.origin,
-    registration: d.registration,
-    collector_profile: d.collector_profile,
+    ...transferBinding(d),
     review_request_digest: prepared.requestDigest,
     observed_reviewer_identity_digest: reviewerIdentityDigest(profile.reviewer, observedExecutable),
     upload_request_id: uploadRequestId,

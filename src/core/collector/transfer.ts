@@ -300,3 +300,29 @@ export function transferDigest(header: Uint8Array): string {
 export function transferBytesDigest(bytes: Uint8Array): string {
   return sha256Hex(bytes);
 }
+
+type BindingField = 'audience' | 'repository' | 'profile' | 'step_id' | 'task_id' | 'task_digest' | 'attempt_id' | 'attempt_digest' | 'execution_operation_id' | 'fence' | 'origin' | 'registration' | 'collector_profile';
+
+/**
+ * The header fields every transfer kind shares, in their signed order: what the descriptor bound the
+ * attempt to (the kind's own digests and records follow them).
+ */
+export function transferBinding(d: Pick<TransferHeader, BindingField>) {
+  return {
+    version: 1,
+    audience: d.audience,
+    repository: d.repository,
+    profile: d.profile,
+    step_id: d.step_id,
+    task_id: d.task_id,
+    task_digest: d.task_digest,
+    attempt_id: d.attempt_id,
+    attempt_digest: d.attempt_digest,
+    execution_operation_id: d.execution_operation_id,
+    fence: d.fence,
+    origin: d.origin,
+    registration: d.registration,
+    collector_profile: d.collector_profile,
+  } as const;
+}
+
