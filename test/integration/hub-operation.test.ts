@@ -331,7 +331,8 @@ describe('the README walkthrough with client configuration', () => {
       .split('\n')
       .map((l) => (l.startsWith('agentscm ') ? `${l.replace(/\s+#.*$/, '')}; echo "exit=$? ${l.replace(/\s+#.*$/, '').replace(/"/g, '')}" >&2` : l))
       .join('\n');
-    const env: NodeJS.ProcessEnv = { PATH: `${bin}:${process.env.PATH}`, HOME: home, D: s.dataDir };
+    // $E and $D are what the README's "Setting up a Hub" section set: the examples and the data dir.
+    const env: NodeJS.ProcessEnv = { PATH: `${bin}:${process.env.PATH}`, HOME: home, D: s.dataDir, E: path.join(REPO_ROOT, 'examples') };
     const r = spawnSync('sh', ['-c', script], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
     const exits = [...r.stderr.matchAll(/^exit=(\d+) (.*)$/gm)].map((m) => [m[2], Number(m[1])]);
     assert.equal(exits.length, 7, r.stderr);
