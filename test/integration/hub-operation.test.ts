@@ -329,7 +329,10 @@ describe('the README walkthrough with client configuration', () => {
       .replaceAll('/tmp/ws', ws)
       .replaceAll('http://127.0.0.1:8421', hub.url)
       .split('\n')
-      .map((l) => (l.startsWith('agentscm ') ? `${l.replace(/\s+#.*$/, '')}; echo "exit=$? ${l.replace(/\s+#.*$/, '').replace(/"/g, '')}" >&2` : l))
+      // A line's own `|| echo "exit $?"` (which keeps a copied script going) is dropped, so that the
+      // report carries the command's status.
+      .map((l) => l.replace(/\s+#.*$/, '').replace(/ \|\| echo "exit \$\?"$/, ''))
+      .map((l) => (l.startsWith('agentscm ') ? `${l}; echo "exit=$? ${l.replace(/"/g, '')}" >&2` : l))
       .join('\n');
     // $E and $D are what the README's "Setting up a Hub" section set: the examples and the data dir.
     const env: NodeJS.ProcessEnv = { PATH: `${bin}:${process.env.PATH}`, HOME: home, D: s.dataDir, E: path.join(REPO_ROOT, 'examples') };
