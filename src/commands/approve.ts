@@ -1,10 +1,9 @@
 // `approve CHANGE`: trusted-local approval of the Change's current subject after admission's recheck.
 
-import { subjectToJson } from '../core/authority/plan.js';
 import { Authority } from '../core/authority/store.js';
 import { HEX64 } from '../core/crypto/digest.js';
 import { badInput } from '../core/errors.js';
-import { approve } from '../core/integration/admission.js';
+import { approvalJson, approve } from '../core/integration/admission.js';
 import { JournalReader } from '../core/integration/journal-read.js';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
 import { idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
@@ -19,7 +18,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
   try {
     const r = approve(authority, () => (journal = JournalReader.open(dataDir)), input);
     return {
-      data: { approval_id: r.approval_id, subject: subjectToJson(r.subject), receipt_digest: r.receipt_digest, actor: r.actor, approved_at: r.created_at },
+      data: approvalJson(r),
       text: [`approved change ${r.change_id} version ${r.change_version}`, `revision ${r.revision}`, `receipt ${r.receipt_digest}`, `approval ${r.approval_id}`].join('\n'),
     };
   } finally {

@@ -1,8 +1,7 @@
 // `land CHANGE`: trusted-local landing of the Change's approved current subject on its profile's target.
 
-import { subjectToJson } from '../core/authority/plan.js';
 import { Authority } from '../core/authority/store.js';
-import { land } from '../core/integration/admission.js';
+import { land, landingJson } from '../core/integration/admission.js';
 import { JournalReader } from '../core/integration/journal-read.js';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
 import { idArg, idOpt, repositoryOpt, stringOpt } from './options.js';
@@ -15,17 +14,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
   try {
     const r = land(authority, () => (journal = JournalReader.open(dataDir)), input);
     return {
-      data: {
-        integration_id: r.integration_id,
-        target: r.target,
-        from_revision: r.base_revision,
-        revision: r.revision,
-        subject: subjectToJson(r.subject),
-        receipt_digest: r.receipt_digest,
-        approval_id: r.approval_id,
-        actor: r.actor,
-        landed_at: r.created_at,
-      },
+      data: landingJson(r),
       text: [`landed change ${r.change_id} version ${r.change_version} on ${r.target}`, `${r.base_revision ?? '(empty)'} -> ${r.revision}`, `receipt ${r.receipt_digest}`, `integration ${r.integration_id}`].join('\n'),
     };
   } finally {

@@ -3,12 +3,11 @@
 // (`authority token issue --may-integrate`), rechecked inside the authority's write lock together with
 // the exact subject the request names. A refusal is HTTP 409 with the refusal's stable code.
 
-import { subjectToJson } from '../core/authority/plan.js';
 import type { Authority } from '../core/authority/store.js';
 import type { JsonValue } from '../core/canonical/json.js';
 import type { IntegrationRequest } from '../core/contract/integration.js';
 import { isAgentscmError } from '../core/errors.js';
-import { approve, land, refusal, type AdmissionJournal } from '../core/integration/admission.js';
+import { approvalJson, approve, land, landingJson, refusal, type AdmissionJournal } from '../core/integration/admission.js';
 import { HubError } from './errors.js';
 import type { Scope } from './subjects.js';
 
@@ -30,20 +29,10 @@ export function handleIntegration(authority: Authority, journal: () => Admission
   try {
     if (req.operation === 'approve') {
       const r = approve(authority, journal, { repository: s.repository, profile: s.profile, change_id: s.change_id, actor, guard });
-      return { approval_id: r.approval_id, subject: subjectToJson(r.subject), receipt_digest: r.receipt_digest, actor: r.actor, approved_at: r.created_at };
+      return approvalJson(r);
     }
     const r = land(authority, journal, { repository: s.repository, profile: s.profile, change_id: s.change_id, actor, guard });
-    return {
-      integration_id: r.integration_id,
-      target: r.target,
-      from_revision: r.base_revision,
-      revision: r.revision,
-      subject: subjectToJson(r.subject),
-      receipt_digest: r.receipt_digest,
-      approval_id: r.approval_id,
-      actor: r.actor,
-      landed_at: r.created_at,
-    };
+    return landingJson(r);
   } catch (e) {
     if (isAgentscmError(e) && typeof e.detail?.refusal === 'string') throw new HubError(409, e.detail.refusal, e.message);
     if (isAgentscmError(e) && e.kind === 'NOT_FOUND') throw new HubError(404, e.code.toLowerCase(), e.message);

@@ -22,7 +22,7 @@ import type { CommandContext, CommandResult, Invocation } from '../../cli/types.
 import { idArg, idOpt, repositoryOpt, stringOpt } from '../options.js';
 import { acquireCollectLock } from '../../collectors/collect-lock.js';
 import { collectorDirs } from './collector-dirs.js';
-import { CollectorSession, localSubject, malformed, optId, pickTask } from './collector-calls.js';
+import { CollectorSession, installedProfileRow, localSubject, malformed, optId, pickTask } from './collector-calls.js';
 
 /** The engine connection and its identity reads, started by the command's entry before anything else. */
 export interface EngineReads {
@@ -327,18 +327,7 @@ export async function preloadForCodeCache(): Promise<void> {
 function recompile(dataDir: string, d: Descriptor): CollectorProfile {
   const a = Authority.open(dataDir, { readonly: true });
   try {
-    if (a.authorityId() !== d.audience) throw malformed('the descriptor is for another authority than --data-dir');
-    const e = a.getEnrollment(d.registration.registration_id);
-    const cur = e && a.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id);
-    if (!e || !cur || cur.registration_id !== e.registration_id) throw conflict('the attempt\'s registration is revoked or no longer current', 'ENROLLMENT_NOT_CURRENT');
-    if (e.registration_epoch !== d.registration.registration_epoch || e.verification_key_id !== d.registration.verification_key_id || e.executor_id !== d.registration.executor_id) {
-      throw malformed('the descriptor names another registration than the local authority');
-    }
-    const row = a.currentCollectorProfile(e.registration_id);
-    if (!row || row.install_id !== d.collector_profile.install_id || row.profile_digest !== d.collector_profile.profile_digest) {
-      throw conflict('the installed collector profile changed since the claim', 'COLLECTOR_PROFILE_CHANGED');
-    }
-    const p = JSON.parse(row.canonical.toString('utf8')) as CollectorProfile;
+    const p = JSON.parse(installedProfileRow(a, d).canonical.toString('utf8')) as CollectorProfile;
     if (canonicalJson(recipeJson(p.recipe)) !== canonicalJson(d.recipe as unknown as JsonValue) || p.runtime_identity_digest !== d.runtime_identity_digest) {
       throw malformed('the descriptor\'s recipe is not the installed one');
     }

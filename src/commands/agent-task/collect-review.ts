@@ -18,7 +18,7 @@ import type { ProgressReporter } from '../../collectors/progress.js';
 import { buildReviewRecord, runReview, signReviewTransfer } from '../../collectors/review-collect.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { idArg, optionalStringOpt } from '../options.js';
-import { malformed, type CollectorSession } from './collector-calls.js';
+import { installedProfileRow, malformed, type CollectorSession } from './collector-calls.js';
 
 type Collect = typeof import('../../collectors/collect.js');
 
@@ -113,18 +113,7 @@ export async function collectReview(i: ReviewCollectInputs): Promise<CommandResu
 function recompileReview(dataDir: string, d: ReviewDescriptor, subject: Subject, task: Task, binding: Parameters<typeof prepareFromSnapshots>[1]): { profile: ReviewCollectorProfile; prepared: PreparedReview } {
   const a = Authority.open(dataDir, { readonly: true });
   try {
-    if (a.authorityId() !== d.audience) throw malformed('the descriptor is for another authority than --data-dir');
-    const e = a.getEnrollment(d.registration.registration_id);
-    const cur = e && a.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id);
-    if (!e || !cur || cur.registration_id !== e.registration_id) throw conflict('the attempt\'s registration is revoked or no longer current', 'ENROLLMENT_NOT_CURRENT');
-    if (e.registration_epoch !== d.registration.registration_epoch || e.verification_key_id !== d.registration.verification_key_id || e.executor_id !== d.registration.executor_id) {
-      throw malformed('the descriptor names another registration than the local authority');
-    }
-    const row = a.currentCollectorProfile(e.registration_id);
-    if (!row || row.install_id !== d.collector_profile.install_id || row.profile_digest !== d.collector_profile.profile_digest) {
-      throw conflict('the installed collector profile changed since the claim', 'COLLECTOR_PROFILE_CHANGED');
-    }
-    const p = JSON.parse(row.canonical.toString('utf8')) as ReviewCollectorProfile;
+    const p = JSON.parse(installedProfileRow(a, d).canonical.toString('utf8')) as ReviewCollectorProfile;
     const pins = reviewProfileJson(p) as Record<string, JsonValue>;
     const theirs = d.review as unknown as Record<string, JsonValue>;
     if (p.kind !== 'review' || canonicalJson({ r: pins.reviewer!, p: pins.policy_digest!, c: pins.path_coverage!, b: pins.budgets! }) !== canonicalJson({ r: theirs.reviewer!, p: theirs.policy_digest!, c: theirs.path_coverage!, b: theirs.budgets! })) {

@@ -5,7 +5,9 @@ import type { z } from 'zod';
 import { subjectToJson } from '../../core/authority/plan.js';
 import type { JsonValue } from '../../core/canonical/json.js';
 import { ANSWER_MAX_BYTES } from '../../core/contract/bounds.js';
-import { AgentscmError } from '../../core/errors.js';
+import type { Authority } from '../../core/authority/store.js';
+import type { Descriptor } from '../../core/contract/collector.js';
+import { AgentscmError, conflict } from '../../core/errors.js';
 import { HubClient, readTokenFile } from '../../core/hub-client/client.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { executionOperationId, localSubject as localSubjectOf, newRequestId, optId, pickTask } from './local.js';
@@ -19,6 +21,26 @@ export function localSubject(inv: Invocation): ReturnType<typeof localSubjectOf>
 import { caFileOpt, idArg, idOpt, intOpt, repositoryOpt, stringOpt } from '../options.js';
 
 export const malformed = (why: string) => new AgentscmError('HUB_MALFORMED', 'HUB_MALFORMED', `the Hub answer failed validation: ${why}`);
+
+/**
+ * The collector profile the local authority has installed for the descriptor's registration (command
+ * or review), after rechecking that the registration is still current and the installation unchanged
+ * since the claim. The caller then checks the profile's own pins.
+ */
+export function installedProfileRow(a: Authority, d: Pick<Descriptor, 'audience' | 'registration' | 'collector_profile'>): { canonical: Buffer } {
+  if (a.authorityId() !== d.audience) throw malformed('the descriptor is for another authority than --data-dir');
+  const e = a.getEnrollment(d.registration.registration_id);
+  const cur = e && a.currentRegistration(e.repository, e.profile, e.step_id, e.executor_id);
+  if (!e || !cur || cur.registration_id !== e.registration_id) throw conflict('the attempt\'s registration is revoked or no longer current', 'ENROLLMENT_NOT_CURRENT');
+  if (e.registration_epoch !== d.registration.registration_epoch || e.verification_key_id !== d.registration.verification_key_id || e.executor_id !== d.registration.executor_id) {
+    throw malformed('the descriptor names another registration than the local authority');
+  }
+  const row = a.currentCollectorProfile(e.registration_id);
+  if (!row || row.install_id !== d.collector_profile.install_id || row.profile_digest !== d.collector_profile.profile_digest) {
+    throw conflict('the installed collector profile changed since the claim', 'COLLECTOR_PROFILE_CHANGED');
+  }
+  return row;
+}
 
 // The answer schemas (zod, ~150 ms to load) are imported when the first request is already on its
 // way, so loading them overlaps the Hub's answer instead of delaying the request.

@@ -2,25 +2,15 @@
 // readable: what ran (task, attempt, runtime), how it ended, and the end of its stdout and stderr,
 // escaped. Local and read-only: it reads the collector's state dir, never the Hub.
 
-import * as path from 'node:path';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { decodeContract } from '../../core/contract/common.js';
 import { ExecutionRecordSchema, TransferHeaderSchema } from '../../core/contract/collector.js';
 import { outputTail, renderTail } from '../../core/collector/output-tail.js';
 import { HEADER_MAX_BYTES, sliceRecords, splitTransfer, transferDigest } from '../../core/collector/transfer.js';
-import { AgentscmError, localState } from '../../core/errors.js';
-import { idOpt, optionalStringOpt } from '../options.js';
+import { retainedTransfer } from './collector-dirs.js';
 
 export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
-  const c = await import('../../collectors/collect.js');
-  const stateOpt = optionalStringOpt(inv, 'state-dir');
-  const keyDir = optionalStringOpt(inv, 'key-dir');
-  if (stateOpt === undefined && keyDir === undefined) throw new AgentscmError('USAGE', 'USAGE', 'name the collector state with --state-dir DIR or --key-dir DIR');
-  const stateDir = stateOpt ?? path.join(keyDir!, 'state');
-  const attemptId = idOpt(inv, 'attempt-id');
-  const { paths } = c.findExecution(stateDir, attemptId);
-  const bytes = c.readRetained(paths);
-  if (!bytes) throw localState(`attempt ${attemptId} has no retained transfer (collect has not finished it)`, 'NOTHING_RETAINED');
+  const { bytes } = await retainedTransfer(inv, ' (collect has not finished it)');
   const t = splitTransfer(bytes);
   const header = decodeContract(t.header, TransferHeaderSchema, { maxBytes: HEADER_MAX_BYTES, what: 'retained transfer header' });
   const [, recordBytes] = sliceRecords(t.rest, header.records);

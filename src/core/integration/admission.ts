@@ -117,6 +117,26 @@ export function admit(authority: Authority, journal: AdmissionJournal | undefine
   return { subject, receipt_digest: digest };
 }
 
+/** The answer of an approval, the same from `agentscm approve` and the Hub's `approve` operation. */
+export function approvalJson(r: ApprovalRow & { subject: Subject }) {
+  return { approval_id: r.approval_id, subject: subjectToJson(r.subject), receipt_digest: r.receipt_digest, actor: r.actor, approved_at: r.created_at };
+}
+
+/** The answer of a landing, the same from `agentscm land` and the Hub's `land` operation. */
+export function landingJson(r: IntegrationRow & { subject: Subject }) {
+  return {
+    integration_id: r.integration_id,
+    target: r.target,
+    from_revision: r.base_revision,
+    revision: r.revision,
+    subject: subjectToJson(r.subject),
+    receipt_digest: r.receipt_digest,
+    approval_id: r.approval_id,
+    actor: r.actor,
+    landed_at: r.created_at,
+  };
+}
+
 /** Approval: under the write lock, admit the Change's current subject and record the approval. */
 export function approve(
   authority: Authority,
