@@ -1,9 +1,9 @@
 // Where collect keeps its key and state, decided once from the options before anything is written.
 
 import * as path from 'node:path';
-import { AgentscmError, badInput, localState } from '../../core/errors.js';
+import { badInput } from '../../core/errors.js';
 import type { Invocation } from '../../cli/types.js';
-import { idOpt, optionalStringOpt, stringOpt } from '../options.js';
+import { optionalStringOpt, stringOpt } from '../options.js';
 
 /**
  * --key-dir and the state dir (--state-dir, else KEY_DIR/state), resolved against the current
@@ -23,21 +23,4 @@ export function collectorDirs(inv: Invocation): { keyDir: string; stateDir: stri
     );
   }
   return { keyDir, stateDir };
-}
-
-/**
- * The retained signed transfer of --attempt-id in the collector state (--state-dir, else
- * KEY_DIR/state), with the collector module that reads it; `missing` ends the error when none is retained.
- */
-export async function retainedTransfer(inv: Invocation, missing: string) {
-  const c = await import('../../collectors/collect.js');
-  const stateOpt = optionalStringOpt(inv, 'state-dir');
-  const keyDir = optionalStringOpt(inv, 'key-dir');
-  if (stateOpt === undefined && keyDir === undefined) throw new AgentscmError('USAGE', 'USAGE', 'name the collector state with --state-dir DIR or --key-dir DIR');
-  const stateDir = stateOpt ?? path.join(keyDir!, 'state');
-  const attemptId = idOpt(inv, 'attempt-id');
-  const { paths } = c.findExecution(stateDir, attemptId);
-  const bytes = c.readRetained(paths);
-  if (!bytes) throw localState(`attempt ${attemptId} has no retained transfer${missing}`, 'NOTHING_RETAINED');
-  return { c, paths, attemptId, bytes };
 }

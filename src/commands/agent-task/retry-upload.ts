@@ -3,7 +3,7 @@
 
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { CollectorSession } from './collector-calls.js';
-import { retainedTransfer } from './collector-dirs.js';
+import { retainedTransfer } from './retained.js';
 
 export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const { c, paths, bytes } = await retainedTransfer(inv, ': nothing to upload (run collect again; it never reruns a command)');

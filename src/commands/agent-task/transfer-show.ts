@@ -7,7 +7,7 @@ import { decodeContract } from '../../core/contract/common.js';
 import { ExecutionRecordSchema, TransferHeaderSchema } from '../../core/contract/collector.js';
 import { outputTail, renderTail } from '../../core/collector/output-tail.js';
 import { HEADER_MAX_BYTES, sliceRecords, splitTransfer, transferDigest } from '../../core/collector/transfer.js';
-import { retainedTransfer } from './collector-dirs.js';
+import { retainedTransfer } from './retained.js';
 
 export async function run(_ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const { bytes } = await retainedTransfer(inv, ' (collect has not finished it)');
