@@ -14,6 +14,7 @@ import { checkpoint } from '../src/core/native/checkpoint.js';
 import type { BenchResult } from './stats.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
 import { mcpClient, mcpUrl } from '../test/support/mcp.js';
+import { forwardDiagnostics } from './hub-log.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLIENTS = 8;
@@ -71,7 +72,10 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
   const cp = checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
   const subject = subjectToJson(cp.subject);
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // HUB_NODE_ARGS (e.g. --cpu-prof) profiles the Hub process.
+  const nodeArgs = process.env.HUB_NODE_ARGS ? process.env.HUB_NODE_ARGS.split(' ') : [];
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  forwardDiagnostics(child);
   const url = new URL(await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!))));
   const pathname = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
   const body = JSON.stringify({ operation: 'qualification', subject });
@@ -91,10 +95,14 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
     for (const [name, one] of [['http', httpCall], ['mcp', mcpCall]] as const) {
       await drive(1, one); // warm-up
       const cpu0 = cpuSeconds(child.pid!);
+      const own0 = process.cpuUsage();
       const r = await drive(seconds, one);
+      const own = process.cpuUsage(own0);
       const cpu1 = cpuSeconds(child.pid!);
       rates[name] = r.n / r.elapsed;
-      const cpu = cpu0 !== undefined && cpu1 !== undefined && r.n > 0 ? `  Hub CPU ${(((cpu1 - cpu0) / r.n) * 1e6).toFixed(0)} us/request` : '';
+      const hubCpu = cpu0 !== undefined && cpu1 !== undefined && r.n > 0 ? `  Hub CPU ${(((cpu1 - cpu0) / r.n) * 1e6).toFixed(0)} us/request` : '';
+      // The clients run in this process and share the cores with the Hub: their cost is part of the rate.
+      const cpu = `${hubCpu}  clients' CPU ${((own.user + own.system) / Math.max(1, r.n)).toFixed(0)} us/request`;
       lines.push(`${(name === 'http' ? 'HTTP qualification' : 'MCP qualification').padEnd(19)} ${rates[name]!.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  (n=${r.n}, ${CLIENTS} clients)${cpu}`);
     }
     const ratio = rates.mcp! / rates.http!;
