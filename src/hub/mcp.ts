@@ -211,17 +211,27 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
         res.setHeader('www-authenticate', 'Bearer error="insufficient_scope"');
         return refuse(403, 'insufficient_scope', 'a read-scope token runs only the read-only operations');
       }
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+      // The request's string headers as a plain record: the Request copies them once.
+      const headers: Record<string, string> = {};
+      for (const k in req.headers) {
+        const v = req.headers[k];
+        if (typeof v === 'string') headers[k] = v;
+      }
       const extra: ActorExtra = { actor, repository, profile };
       // A parsed body is handed over as such; the SDK reads the request's own body only when it is not JSON.
-      // A stream the SDK serves (subscriptions/listen) ends when the client goes away.
-      const gone = new AbortController();
-      // Only a client gone before the answer is complete aborts (an abort after it costs every request).
-      res.once('close', () => {
-        if (!res.writableFinished) gone.abort();
-      });
-      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, signal: gone.signal, ...(doc === undefined ? { body } : {}) });
+      // A stream the SDK serves (subscriptions/listen) ends when the client goes away: such a request gets
+      // an abort signal. A single tools/call is answered as one JSON body (its tools send no progress), so
+      // it gets none: a Request that follows a signal costs about as much as one without it again.
+      let signal: AbortSignal | undefined;
+      if (Array.isArray(doc) || called.length === 0) {
+        const gone = new AbortController();
+        signal = gone.signal;
+        // Only a client gone before the answer is complete aborts (an abort after it costs every request).
+        res.once('close', () => {
+          if (!res.writableFinished) gone.abort();
+        });
+      }
+      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, ...(signal ? { signal } : {}), ...(doc === undefined ? { body } : {}) });
       const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, ...(doc === undefined ? {} : { parsedBody: doc }) });
       const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store' };
       answer.headers.forEach((v, k) => {
