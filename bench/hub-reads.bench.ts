@@ -3,11 +3,13 @@
 // Target: at least 5,000 reads/s with p99 under 10 ms for each operation.
 //
 // Then `qualification` of a qualified subject whose receipt names 32 retained transfers of ~16 MiB
-// each (the envelope bound) against the same 32 tasks with small transfers (and, reported beside, one
-// task with one small transfer), each on a freshly started Hub
-// over the retained journal: requests/s and the Hub's peak RSS (VmHWM). Qualification needs only the
-// transfers' digests and bindings, never their bytes. Target: peak RSS growth < 64 MiB, rate >= 0.8x.
-// Also reported: the Hub's peak RSS after a finalization that streams the 32 transfers.
+// each (the envelope bound) against one task with one small transfer (and, reported beside, the same
+// 32 tasks with small transfers), each on a freshly started Hub over the retained journal, the three
+// Hubs taking turns of 1 s under load: requests/s, the Hub's CPU per request and its peak RSS (VmHWM).
+// Qualification needs only the transfers' digests and bindings, never their bytes. Target: peak RSS
+// growth < 64 MiB, rate per core >= 0.8x. Also reported: the Hub's peak RSS after a finalization that
+// streams the 32 transfers. AGENTSCM_BENCH_SKIP_LARGE=1 skips this part, AGENTSCM_BENCH_ONLY_LARGE=1
+// runs only it; HUB_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR") goes to every Hub process.
 
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -64,37 +66,68 @@ function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+// HUB_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=DIR) goes to each Hub process the bench starts.
+const NODE_ARGS = process.env.HUB_NODE_ARGS ? process.env.HUB_NODE_ARGS.split(' ') : [];
+
 const RSS_GROWTH_MAX_MIB = 64;
 const RATE_MIN_RATIO = 0.8;
 
+/** A qualified subject's fresh Hub under qualification load (see prepared), with its totals so far. */
+interface Prepared {
+  readonly rig: Awaited<ReturnType<typeof transferRig>>;
+  readonly url: URL;
+  readonly body: string;
+  n: number;
+  elapsed: number;
+  cpu: number;
+}
+
+const QUAL_PATH = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
+
 /**
  * One qualified subject with `transfers` retained transfers of `outputBytes` per output stream, its
- * receipt finalized; then a fresh Hub over that data dir, warmed up and loaded with qualification.
+ * receipt finalized; then a fresh Hub over that data dir (its peak RSS covers start-up and qualification
+ * only, not the uploads), warmed up.
  */
-async function qualificationWith(transfers: number, outputBytes: number, seconds: number): Promise<{ rps: number; cpuUs: number; hwm: number; finalizeHwm: number }> {
+async function prepared(transfers: number, outputBytes: number): Promise<Prepared> {
   const rig = await transferRig(transfers);
   try {
     await retainAll(rig, outputBytes);
     const fin = await rig.op({ operation: 'collector_finalize', request_id: 'bench-fin', subject: subjectToJson(rig.subject) });
     if (fin.status !== 200) throw new Error(`collector_finalize: ${fin.status} ${JSON.stringify(fin.body)}`);
     await rig.hub.stop();
-    // A fresh Hub: its peak RSS covers start-up and qualification only, not the uploads.
-    rig.hub = await startHub(rig.dataDir);
-    const url = new URL(rig.hub.url);
-    const pathname = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
-    const body = JSON.stringify({ operation: 'qualification', subject: subjectToJson(rig.subject) });
-    await load(url, pathname, rig.token, body, 1);
-    const pid = rig.hub.child.pid!;
-    const cpu0 = cpuSeconds(pid) ?? NaN;
-    const r = await load(url, pathname, rig.token, body, seconds);
-    const cpuUs = (((cpuSeconds(pid) ?? NaN) - cpu0) / r.n) * 1e6;
-    const hwm = statusMiB(pid, 'VmHWM');
-    const again = await rig.op({ operation: 'collector_finalize', request_id: 'bench-fin-2', subject: subjectToJson(rig.subject) });
-    if (again.status !== 200) throw new Error(`collector_finalize: ${again.status}`);
-    return { rps: r.n / r.elapsed, cpuUs, hwm, finalizeHwm: statusMiB(pid, 'VmHWM') };
-  } finally {
+    rig.hub = await startHub(rig.dataDir, [], NODE_ARGS);
+    const p: Prepared = { rig, url: new URL(rig.hub.url), body: JSON.stringify({ operation: 'qualification', subject: subjectToJson(rig.subject) }), n: 0, elapsed: 0, cpu: 0 };
+    await load(p.url, QUAL_PATH, rig.token, p.body, 1);
+    return p;
+  } catch (e) {
     await rig.stop();
     fs.rmSync(rig.root, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** One slice of qualification load on p's Hub, added to its totals (requests, seconds, Hub CPU seconds). */
+async function slice(p: Prepared, seconds: number): Promise<void> {
+  const pid = p.rig.hub.child.pid!;
+  const cpu0 = cpuSeconds(pid) ?? NaN;
+  const r = await load(p.url, QUAL_PATH, p.rig.token, p.body, seconds);
+  p.cpu += (cpuSeconds(pid) ?? NaN) - cpu0;
+  p.n += r.n;
+  p.elapsed += r.elapsed;
+}
+
+/** p's figures, then the Hub's peak RSS after a finalization (which streams the transfers); stops it. */
+async function finish(p: Prepared): Promise<{ rps: number; cpuUs: number; hwm: number; finalizeHwm: number }> {
+  try {
+    const pid = p.rig.hub.child.pid!;
+    const hwm = statusMiB(pid, 'VmHWM');
+    const again = await p.rig.op({ operation: 'collector_finalize', request_id: 'bench-fin-2', subject: subjectToJson(p.rig.subject) });
+    if (again.status !== 200) throw new Error(`collector_finalize: ${again.status}`);
+    return { rps: p.n / p.elapsed, cpuUs: (p.cpu / p.n) * 1e6, hwm, finalizeHwm: statusMiB(pid, 'VmHWM') };
+  } finally {
+    await p.rig.stop();
+    fs.rmSync(p.rig.root, { recursive: true, force: true });
   }
 }
 
@@ -129,7 +162,7 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   const subject = subjectToJson(cp.subject);
   const task = cp.tasks[0]!;
 
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   forwardDiagnostics(child);
   const url = new URL(await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!))));
   const pathname = '/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks';
@@ -140,7 +173,8 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   const lines: string[] = [];
   let ok = true;
   try {
-    for (const [op, body] of Object.entries(bodies)) {
+    // AGENTSCM_BENCH_ONLY_LARGE=1 runs only the part with the retained transfers (below).
+    for (const [op, body] of process.env.AGENTSCM_BENCH_ONLY_LARGE === '1' ? [] : Object.entries(bodies)) {
       await load(url, pathname, token, body, 1); // warm-up
       const cpu0 = cpuSeconds(child.pid!);
       const r = await load(url, pathname, token, body, seconds);
@@ -166,9 +200,27 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   if (process.env.AGENTSCM_BENCH_SKIP_LARGE !== '1') {
     // The target (issue: "against the same with one small transfer") compares against one task with one
     // small transfer; the same 32-task subject with small transfers is reported beside it (transfer size alone).
-    const one = await qualificationWith(1, 1_000, seconds);
-    const small = await qualificationWith(32, 1_000, seconds);
-    const large = await qualificationWith(32, 6_000_000, seconds);
+    // The three Hubs run side by side and take turns, 1 s each, `seconds` turns in all: a change in the
+    // host's load during the run falls on all three alike.
+    const sides: Prepared[] = [];
+    let one, small, large;
+    try {
+      for (const [n, bytes] of [[1, 1_000], [32, 1_000], [32, 6_000_000]] as const) sides.push(await prepared(n, bytes));
+      for (let turn = 0; turn < seconds; turn++) for (const p of sides) await slice(p, 1);
+    } finally {
+      const done = [];
+      let failed: unknown;
+      for (const p of sides) {
+        try {
+          done.push(await finish(p));
+        } catch (e) {
+          failed ??= e;
+        }
+      }
+      if (failed !== undefined) throw failed;
+      [one, small, large] = done;
+    }
+    if (!one || !small || !large) throw new Error('hub-reads: a qualification Hub did not start');
     const growth = large.hwm - one.hwm;
     // The rate compared is the Hub's own: requests per second of its CPU time (from /proc), which other
     // load on the host changes far less than the wall-clock rate (also printed).

@@ -82,6 +82,14 @@ export function retainedText(answer: JsonValue): string | undefined {
   return typeof answer === 'object' && answer !== null ? retainedTexts.get(answer) : undefined;
 }
 
+/**
+ * Records the text of an answer that is sent again unchanged (outputJson of it), so that it is encoded
+ * once. The answer must never be changed afterwards.
+ */
+export function keepText(answer: JsonValue, text: string): void {
+  if (typeof answer === 'object' && answer !== null) retainedTexts.set(answer, text);
+}
+
 export function commitRequest(j: JournalStore, actor: TokenActor, kind: MutationKind, requestId: string, digest: string, taskId: string, attemptId: string | null, response: JsonValue, now: number): void {
   const text = canonicalJson(response);
   j.insertRequest({

@@ -256,6 +256,8 @@ export class Journal implements JournalStore {
   private readonly receiptStmt: Database.Statement<[string, string, string, number, number, string, string, string], { receipt_digest: string }>;
 
   private readonly cache = new Map<string, Database.Statement>();
+  /** The statements of cache that write. */
+  private readonly writers = new Set<Database.Statement>();
   private readonly tx: Database.Transaction<(f: () => unknown) => unknown>;
 
   private readonly decoded = new Map<string, { bytes: Buffer; value: unknown }>();
@@ -267,38 +269,56 @@ export class Journal implements JournalStore {
   private readsDataVersion = -1;
   private readsOwnChanges = -1;
 
+  /**
+   * Whether the journal was checked for changes in the current synchronous stretch. This connection's
+   * writes (write(), a writing statement from stmt(), the end of immediate()) clear it, so the next
+   * lookup checks again: a write commits on this connection only through one of them.
+   */
   private readsChecked = false;
   private readonly readsExpire = (): void => {
     this.readsChecked = false;
   };
 
   /**
-   * A lookup answered from memory while nothing changed the journal since it was asked. Another
-   * connection's commit (in any process) moves PRAGMA data_version, checked once per synchronous stretch
-   * of code (until the next microtask checkpoint), as the authority's memo does; this connection's
-   * writes move total_changes(), checked on every call. Inside an open transaction nothing is
-   * remembered or answered from memory: a savepoint rolled back would leave rows read in it behind.
+   * A lookup answered from memory while nothing changed the journal since it was asked. Checked once
+   * per synchronous stretch of code (until the next microtask checkpoint), as the authority's memo is:
+   * another connection's commit (in any process) moves PRAGMA data_version, this connection's writes
+   * move total_changes(), and each of this connection's writes makes the next lookup check again (see
+   * readsChecked), so a lookup after a write in the same stretch never answers from before it. Inside an
+   * open transaction nothing is remembered or answered from memory: a savepoint rolled back would leave
+   * rows read in it behind.
    */
   remembered<V>(key: string, get: () => V): V {
     if (this.db.inTransaction) return get();
-    const own = this.ownChangesStmt.get()!;
-    let dv = this.readsDataVersion;
-    if (!this.readsChecked) {
-      dv = this.dataVersionStmt.get()!;
-      this.readsChecked = true;
-      queueMicrotask(this.readsExpire);
-    }
-    if (dv !== this.readsDataVersion || own !== this.readsOwnChanges) {
-      this.reads.clear();
-      this.readsDataVersion = dv;
-      this.readsOwnChanges = own;
-    }
+    if (!this.readsChecked) this.checkReads();
     const hit = this.reads.get(key);
     if (hit) return hit.value as V;
     const value = get();
     if (this.reads.size >= 16384) this.reads.clear();
     this.reads.set(key, { value });
     return value;
+  }
+
+  /** See JournalStore.readsGeneration: counts the times remembered() forgot everything. */
+  readsGeneration(): number | undefined {
+    if (this.db.inTransaction) return undefined;
+    if (!this.readsChecked) this.checkReads();
+    return this.readsGen;
+  }
+
+  private readsGen = 0;
+
+  private checkReads(): void {
+    const own = this.ownChangesStmt.get()!;
+    const dv = this.dataVersionStmt.get()!;
+    this.readsChecked = true;
+    queueMicrotask(this.readsExpire);
+    if (dv !== this.readsDataVersion || own !== this.readsOwnChanges) {
+      this.reads.clear();
+      this.readsGen++;
+      this.readsDataVersion = dv;
+      this.readsOwnChanges = own;
+    }
   }
 
   /**
@@ -322,17 +342,35 @@ export class Journal implements JournalStore {
    */
   immediate<T>(f: () => T): T {
     if (this.db.inTransaction) return f();
-    return this.tx.immediate(f) as T;
+    try {
+      return this.tx.immediate(f) as T;
+    } finally {
+      this.readsChecked = false;
+    }
   }
 
-  /** A prepared statement, prepared once per handle (preparing costs more than most queries here). */
+  /**
+   * A prepared statement, prepared once per handle (preparing costs more than most queries here). A
+   * writing one makes the next lookup check the journal again (remembered); write() does so after it ran.
+   */
   stmt(sql: string): Database.Statement {
     let st = this.cache.get(sql);
     if (!st) {
       st = this.db.prepare(sql);
       this.cache.set(sql, st);
+      if (!st.reader) this.writers.add(st);
     }
+    if (this.writers.has(st)) this.readsChecked = false;
     return st;
+  }
+
+  /** Runs a writing statement; the next lookup checks the journal again (remembered). */
+  private write(sql: string, ...params: unknown[]): Database.RunResult {
+    try {
+      return this.stmt(sql).run(...params);
+    } finally {
+      this.readsChecked = false;
+    }
   }
 
   constructor(readonly db: Database.Database) {
@@ -363,9 +401,10 @@ export class Journal implements JournalStore {
 
   retainTask(task: Task, now: number): void {
     const s = task.subject;
-    this.stmt(
+    this.write(
       'INSERT OR IGNORE INTO tasks (task_id, task_digest, repository, profile, change_id, change_version, policy_epoch, step_id, canonical, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(task.task_id, task.task_digest, s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, task.step.id, task.canonical, now);
+      task.task_id, task.task_digest, s.repository, s.profile, s.change_id, s.change_version, s.policy_epoch, task.step.id, task.canonical, now,
+    );
   }
 
   priorUnresolvedTask(s: Subject, stepId: string, exceptTaskId: string, scanLimit: number): string | undefined {
@@ -380,11 +419,10 @@ export class Journal implements JournalStore {
   }
 
   insertAttempt(row: AttemptRow): void {
-    this.stmt(
+    this.write(
       `INSERT INTO attempts (attempt_id, task_id, attempt_digest, claim_request_id, execution_operation_id, owner_id, agent_id, registration_id, registration_epoch,
          kind, executor_id, fence, lease_ms, lease_expires_at, state, outcome, outcome_code, superseded_by_fence, canonical, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
       row.attempt_id, row.task_id, row.attempt_digest, row.claim_request_id, row.execution_operation_id, row.owner_id, row.agent_id, row.registration_id,
       row.registration_epoch, row.kind, row.executor_id, row.fence, row.lease_ms, row.lease_expires_at, row.state, row.outcome, row.outcome_code,
       row.superseded_by_fence, row.canonical, row.created_at, row.updated_at,
@@ -395,7 +433,7 @@ export class Journal implements JournalStore {
     // Only the columns the change names; each distinct set of columns is one statement, prepared once.
     const cols = (Object.keys(change) as (keyof AttemptChange)[]).filter((c) => UPDATABLE_ATTEMPT_COLUMNS.has(c));
     const sql = `UPDATE attempts SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE attempt_id = ?`;
-    return this.stmt(sql).run(...cols.map((c) => change[c]), attemptId).changes;
+    return this.write(sql, ...cols.map((c) => change[c]), attemptId).changes;
   }
 
   requestRow(ownerId: string, agentId: string, requestId: string): RequestRow | undefined {
@@ -405,15 +443,17 @@ export class Journal implements JournalStore {
   }
 
   insertRequest(r: NewRequest): void {
-    this.stmt('INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+    this.write(
+      'INSERT INTO idempotency (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       r.owner_id, r.agent_id, r.request_id, r.kind, r.request_digest, r.task_id, r.attempt_id, r.response, r.created_at,
     );
   }
 
   insertAssertion(r: AssertionRow): void {
-    this.stmt(
+    this.write(
       'INSERT INTO assertions (request_id, owner_id, agent_id, task_id, attempt_id, fence, registration_id, trust_class, outcome, observation_digest, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(r.request_id, r.owner_id, r.agent_id, r.task_id, r.attempt_id, r.fence, r.registration_id, r.trust_class, r.outcome, r.observation_digest, r.body, r.created_at);
+      r.request_id, r.owner_id, r.agent_id, r.task_id, r.attempt_id, r.fence, r.registration_id, r.trust_class, r.outcome, r.observation_digest, r.body, r.created_at,
+    );
   }
 
   collectorAttempt(attemptId: string): CollectorAttemptRow | undefined {
@@ -421,7 +461,8 @@ export class Journal implements JournalStore {
   }
 
   insertCollectorAttempt(r: CollectorAttemptRow, now: number): void {
-    this.stmt('INSERT INTO collector_attempts (attempt_id, install_id, profile_digest, grant_generation, created_at) VALUES (?, ?, ?, ?, ?)').run(
+    this.write(
+      'INSERT INTO collector_attempts (attempt_id, install_id, profile_digest, grant_generation, created_at) VALUES (?, ?, ?, ?, ?)',
       r.attempt_id, r.install_id, r.profile_digest, r.grant_generation, now,
     );
   }
@@ -459,11 +500,10 @@ export class Journal implements JournalStore {
   }
 
   insertTransfer(r: NewTransfer): void {
-    this.stmt(
+    this.write(
       `INSERT INTO transfers (transfer_digest, owner_id, agent_id, upload_request_id, bytes_digest, task_id, attempt_id, fence, registration_id,
          collector_profile_install_id, collector_profile_digest, grant_generation, outcome, length, bytes, view, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
       r.transfer_digest, r.owner_id, r.agent_id, r.upload_request_id, r.bytes_digest, r.task_id, r.attempt_id, r.fence, r.registration_id,
       r.collector_profile_install_id, r.collector_profile_digest, r.grant_generation, r.outcome, r.length, r.bytes, r.view, r.created_at,
     );
@@ -478,10 +518,11 @@ export class Journal implements JournalStore {
   }
 
   insertReceipt(receiptDigest: string, s: Subject, body: Buffer, now: number): void {
-    this.stmt(
+    this.write(
       `INSERT OR IGNORE INTO receipts (receipt_digest, repository, profile, change_id, change_version, context_digest, policy_epoch, requirement_digest, revision, body, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(receiptDigest, s.repository, s.profile, s.change_id, s.change_version, s.context_digest, s.policy_epoch, s.requirement_digest, s.revision, body, now);
+      receiptDigest, s.repository, s.profile, s.change_id, s.change_version, s.context_digest, s.policy_epoch, s.requirement_digest, s.revision, body, now,
+    );
   }
 
   /** The receipt for exactly this subject, if one was finalized. */
@@ -503,10 +544,11 @@ export class Journal implements JournalStore {
   }
 
   insertOutbox(r: Omit<OutboxRow, 'seq' | 'delivery' | 'attempts' | 'last_error' | 'updated_at'>): void {
-    this.stmt(
+    this.write(
       `INSERT INTO forge_outbox (repository, profile, change_id, change_version, policy_epoch, sha, state, description, receipt_digest, delivery, attempts, next_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)`,
-    ).run(r.repository, r.profile, r.change_id, r.change_version, r.policy_epoch, r.sha, r.state, r.description, r.receipt_digest, r.next_at, r.created_at, r.created_at);
+      r.repository, r.profile, r.change_id, r.change_version, r.policy_epoch, r.sha, r.state, r.description, r.receipt_digest, r.next_at, r.created_at, r.created_at,
+    );
   }
 
   /** Queued rows in queue order (at most limit). */
@@ -515,7 +557,10 @@ export class Journal implements JournalStore {
   }
 
   updateOutbox(seq: number, change: Pick<OutboxRow, 'delivery' | 'attempts' | 'next_at' | 'last_error' | 'updated_at'>): void {
-    this.stmt('UPDATE forge_outbox SET delivery = ?, attempts = ?, next_at = ?, last_error = ?, updated_at = ? WHERE seq = ?').run(change.delivery, change.attempts, change.next_at, change.last_error, change.updated_at, seq);
+    this.write(
+      'UPDATE forge_outbox SET delivery = ?, attempts = ?, next_at = ?, last_error = ?, updated_at = ? WHERE seq = ?',
+      change.delivery, change.attempts, change.next_at, change.last_error, change.updated_at, seq,
+    );
   }
 
   close(): void {

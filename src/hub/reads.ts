@@ -3,14 +3,14 @@
 
 import type { Task } from '../core/authority/plan.js';
 import type { Subject } from '../core/authority/types.js';
-import { type JsonValue } from '../core/canonical/json.js';
+import { outputJson, type JsonValue } from '../core/canonical/json.js';
 import { sha256Hex } from '../core/crypto/digest.js';
 import { CAPABILITY, SUPPORTED_SCHEMA_VERSIONS } from '../core/contract/common.js';
 import { MAX_FAILURES, READ_OPERATIONS, REFERENCE_MAX_BYTES, SCHEMA_MISMATCH_ACTION, type ReadRequest } from '../core/contract/ops.js';
 import { referencePathProblem } from '../core/contract/paths.js';
 import { notFoundError } from './errors.js';
-import type { AttemptRow } from '../core/storage/stores.js';
-import { evidenceCurrent, priorUnresolved } from './claims.js';
+import type { AttemptRow, AuthorityStore, JournalStore } from '../core/storage/stores.js';
+import { evidenceCurrent, keepText, priorUnresolved } from './claims.js';
 import { liveReceipt, transferLive } from './receipts.js';
 import { findTask, resolve, type ReadContext, type Scope } from './subjects.js';
 
@@ -60,9 +60,28 @@ function collectorTransferLive(ctx: ReadContext, a: AttemptRow): boolean {
   return t !== undefined && transferLive(ctx.authority, t);
 }
 
-/** Every task's state from the journal, then graph blocking (a dependency that failed or is unsure). */
-export function taskViews(ctx: ReadContext, tasks: readonly Task[]): TaskView[] {
+/** The views of a subject's tasks (keyed by its memoized task list), while what they rest on is unchanged. */
+const keptViews = new WeakMap<readonly Task[], { journal: JournalStore; authority: AuthorityStore; journalGen: number; authorityGen: number; views: readonly TaskView[] }>();
+
+/**
+ * Every task's state from the journal, then graph blocking (a dependency that failed or is unsure).
+ * The views rest on journal rows and the authority's memoized lookups only, plus the time for a leased
+ * attempt: while neither store changed (both generations) and no attempt is leased, the views computed
+ * earlier are the views, so they are kept; a change by any process counts from the next request.
+ */
+export function taskViews(ctx: ReadContext, tasks: readonly Task[]): readonly TaskView[] {
   const journal = ctx.journal();
+  const authorityGen = ctx.authority.memoGeneration();
+  const journalGen = journal?.readsGeneration();
+  if (journal === undefined || authorityGen === undefined || journalGen === undefined) return computeViews(ctx, journal, tasks);
+  const kept = keptViews.get(tasks);
+  if (kept && kept.journal === journal && kept.authority === ctx.authority && kept.journalGen === journalGen && kept.authorityGen === authorityGen) return kept.views;
+  const views = computeViews(ctx, journal, tasks);
+  if (views.every((v) => v.attempt?.state !== 'leased')) keptViews.set(tasks, { journal, authority: ctx.authority, journalGen, authorityGen, views });
+  return views;
+}
+
+function computeViews(ctx: ReadContext, journal: JournalStore | undefined, tasks: readonly Task[]): TaskView[] {
   const byStep = new Map<string, TaskView>();
   const out: TaskView[] = [];
   for (const task of tasks) {
@@ -109,6 +128,32 @@ export function nextStep(views: readonly TaskView[], receipt: string | undefined
   if (ready) return { operation: 'collector_claim', task_id: ready.task.task_id };
   if (required.every((v) => v.state === 'succeeded') && receipt === undefined) return { operation: 'collector_finalize' };
   return { operation: 'none' };
+}
+
+/** Qualification answers kept per views (taskViews keeps those), with the receipt check they used. */
+const keptQualifications = new WeakMap<readonly TaskView[], { live: ReturnType<typeof liveReceipt>; answer: JsonValue }>();
+
+/** The qualification answer of a current subject from its task views and its receipt check. */
+function qualificationAnswer(subject: Subject, views: readonly TaskView[], live: ReturnType<typeof liveReceipt>): JsonValue {
+  const receipt = live.digest;
+  const failures = views
+    .filter((v) => v.task.step.required && v.state !== 'succeeded')
+    .slice(0, MAX_FAILURES)
+    .map((v) => ({ task_id: v.task.task_id, code: v.code ?? 'task_pending' }));
+  const allDone = views.every((v) => !v.task.step.required || v.state === 'succeeded');
+  if (allDone && live.code !== undefined && failures.length < MAX_FAILURES) failures.push({ task_id: views.find((v) => v.task.step.required)!.task.task_id, code: live.code });
+  const qualified = allDone && receipt !== undefined;
+  return {
+    ...ENVELOPE,
+    qualified,
+    subject_current: true,
+    receipt_digest: qualified ? receipt! : null,
+    revision: subject.revision,
+    tasks: views.map((v) => ({ task_id: v.task.task_id, task_digest: v.task.task_digest, step_id: v.task.step.id, required: v.task.step.required, state: v.state })),
+    failures,
+    // A receipt that no longer passes the live checks cannot be finalized again into a current one.
+    next: nextStep(views, receipt ?? live.code, true),
+  };
 }
 
 function wireTask(v: TaskView): JsonValue {
@@ -170,25 +215,16 @@ export function handleRead(ctx: ReadContext, scope: Scope, req: ReadRequest): Js
       // The receipt counts only while it passes the live checks admission uses (registration, profile
       // installation, originating grant); a stale one reads as authorization_changed.
       const live = liveReceipt(ctx.journal(), ctx.authority, subject);
-      const receipt = live.digest;
-      const failures = views
-        .filter((v) => v.task.step.required && v.state !== 'succeeded')
-        .slice(0, MAX_FAILURES)
-        .map((v) => ({ task_id: v.task.task_id, code: v.code ?? 'task_pending' }));
-      const allDone = views.every((v) => !v.task.step.required || v.state === 'succeeded');
-      if (allDone && live.code !== undefined && failures.length < MAX_FAILURES) failures.push({ task_id: views.find((v) => v.task.step.required)!.task.task_id, code: live.code });
-      const qualified = allDone && receipt !== undefined;
-      return {
-        ...ENVELOPE,
-        qualified,
-        subject_current: true,
-        receipt_digest: qualified ? receipt! : null,
-        revision: subject.revision,
-        tasks: views.map((v) => ({ task_id: v.task.task_id, task_digest: v.task.task_digest, step_id: v.task.step.id, required: v.task.step.required, state: v.state })),
-        failures,
-        // A receipt that no longer passes the live checks cannot be finalized again into a current one.
-        next: nextStep(views, receipt ?? live.code, true),
-      };
+      // The answer is a function of the views and the receipt check alone: when both are the ones kept
+      // earlier (the same objects: neither store changed), so is the answer, and its text.
+      const kept = keptQualifications.get(views);
+      if (kept !== undefined && kept.live === live) return kept.answer;
+      const answer = qualificationAnswer(subject, views, live);
+      if (keptViews.get(tasks)?.views === views) {
+        keptQualifications.set(views, { live, answer });
+        keepText(answer, outputJson(answer));
+      }
+      return answer;
     }
 
     case 'instructions': {

@@ -98,11 +98,19 @@ export function receiptBody(authority: AuthorityStore, subject: Subject, evidenc
  * subject, every named transfer still retained with its original bytes, and every registration,
  * profile installation and originating grant still current. `code` says why not.
  */
-export function liveReceipt(journal: JournalStore | undefined, authority: AuthorityStore, subject: Subject): { digest: string | undefined; code: string | undefined } {
+export function liveReceipt(journal: JournalStore | undefined, authority: AuthorityStore, subject: Subject): { readonly digest: string | undefined; readonly code: string | undefined } {
   const digest = journal?.receiptFor(subject);
   if (!journal || digest === undefined) return { digest: undefined, code: undefined };
-  // The stored body's digest and the transfers it names, checked once while the journal is unchanged;
-  // the live authorization of each transfer is checked on every read (the authority changes apart).
+  // The result rests on journal rows and the authority's memoized lookups only: kept while the journal
+  // is unchanged (remembered) under the authority memo's generation, so a change in either store, by any
+  // process, counts from the next request. Without a usable memo it is checked afresh.
+  const gen = authority.memoGeneration();
+  if (gen === undefined) return checkReceipt(journal, authority, digest);
+  return journal.remembered(`live-receipt\0${gen}\0${digest}`, () => checkReceipt(journal, authority, digest));
+}
+
+function checkReceipt(journal: JournalStore, authority: AuthorityStore, digest: string): { readonly digest: string | undefined; readonly code: string | undefined } {
+  // The stored body's digest and the transfers it names, checked once while the journal is unchanged.
   const named = journal.remembered(`receipt-transfers\0${digest}`, () => receiptTransfers(journal, digest));
   if (named === undefined) return { digest: undefined, code: 'receipt_integrity' };
   // In the body's order, as one pass would: a transfer not live before a broken one reads as such.

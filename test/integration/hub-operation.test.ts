@@ -1,15 +1,17 @@
 // The Hub in operation, through the real CLI and real Hub processes on 127.0.0.1: one Hub serving the
 // configured profiles of several data dirs (hub serve --config), startup refusals naming the entry,
 // calls without a data dir over https, /v1/hub/ready's typed reasons, the access log, and SIGTERM
-// draining a load of mutations without losing an answered one.
+// draining a load of mutations without losing an answered one, /v1/hub/ready answering `draining` meanwhile.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { subjectToJson } from '../../src/core/authority/plan.js';
 import { checkpoint } from '../../src/core/native/checkpoint.js';
 import { exampleAuthority } from '../../scripts/example-authority.js';
 import { agentscm, AGENTSCM_BIN, json, REPO_ROOT } from '../support/cli.js';
@@ -304,6 +306,97 @@ describe('SIGTERM', () => {
     assert.deepEqual(lost, []);
     // Some requests came after the listener closed: those were never answered 200.
     assert.equal(answered.length + failed, count);
+  });
+});
+
+/** The HTTP/1.1 answers on a raw socket so far, each head with its content-length body. */
+function answers(raw: string): { status: number; head: string; body: string }[] {
+  const out: { status: number; head: string; body: string }[] = [];
+  let rest = raw;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) return out;
+    const head = rest.slice(0, end);
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+    const length = Number(/^content-length: *(\d+)/im.exec(head)?.[1] ?? 0);
+    if (rest.length < end + 4 + length) return out;
+    out.push({ status, head, body: rest.slice(end + 4, end + 4 + length) });
+    rest = rest.slice(end + 4 + length);
+  }
+}
+
+describe('SIGTERM and /v1/hub/ready', () => {
+  test('while a received request drains, ready answers 503 draining; the request is answered and the Hub exits 0', async () => {
+    const root = tempDir('hub-drain-ready');
+    const dir = path.join(root, 'data');
+    const { token: secret } = exampleAuthority(dir, { owner: 'alice', agent: 'claude' });
+    const cp = checkpoint(dir, { repository: 'acme/demo', profile: 'default', change_id: 'c0', workspace: workspace(root) });
+    const hub = await startHub(dir);
+    const exited = new Promise<number | null>((resolve) => hub.child.once('exit', (code) => resolve(code)));
+    const u = new URL(hub.url);
+    const port = Number(u.port);
+    try {
+      const before = await getJson(`${hub.url}/v1/hub/ready`);
+      assert.deepEqual([before.status, before.body], [200, { status: 'ready' }]);
+      // A qualification request the Hub has received (its 100 Continue came back) but whose body has
+      // not arrived yet: it is in flight when SIGTERM comes.
+      const body = Buffer.from(JSON.stringify({ operation: 'qualification', subject: subjectToJson(cp.subject) }));
+      const socket = net.connect(port, u.hostname);
+      let raw = '';
+      const grew: (() => void)[] = [];
+      socket.on('data', (c: Buffer) => {
+        raw += c.toString('latin1');
+        for (const f of grew.splice(0)) f();
+      });
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.on('error', () => {});
+      const until = async (ok: () => boolean, what: string): Promise<void> => {
+        const deadline = Date.now() + 20_000;
+        while (!ok()) {
+          assert.ok(Date.now() < deadline, `timed out waiting for ${what}; so far: ${JSON.stringify(raw)}`);
+          await new Promise<void>((resolve) => {
+            grew.push(resolve);
+            setTimeout(resolve, 50);
+          });
+        }
+      };
+      socket.write(
+        `POST ${opPath('acme/demo', 'default')} HTTP/1.1\r\nhost: ${u.host}\r\nauthorization: Bearer ${secret}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${body.length}\r\nexpect: 100-continue\r\n\r\n`,
+      );
+      await until(() => answers(raw).some((a) => a.status === 100), '100 Continue');
+      hub.child.kill('SIGTERM');
+      // Draining has begun once the listener refuses new connections.
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const refused = await new Promise<boolean>((resolve) => {
+          const probe = net.connect(port, u.hostname);
+          probe.once('connect', () => {
+            probe.destroy();
+            resolve(false);
+          });
+          probe.once('error', () => resolve(true));
+        });
+        if (refused) break;
+        assert.ok(Date.now() < deadline, 'the listener still accepts connections after SIGTERM');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      // The rest of the body, and a readiness check pipelined behind it on the same connection.
+      socket.write(Buffer.concat([body, Buffer.from(`GET /v1/hub/ready HTTP/1.1\r\nhost: ${u.host}\r\n\r\n`)]));
+      await until(() => answers(raw).length >= 3, 'both answers');
+      const [cont, qual, ready] = answers(raw);
+      assert.equal(cont!.status, 100);
+      assert.equal(qual!.status, 200, qual!.body);
+      const q = JSON.parse(qual!.body) as Doc;
+      assert.equal(q.qualified, false);
+      assert.equal(q.subject_current, true);
+      assert.equal(ready!.status, 503, ready!.body);
+      assert.deepEqual(JSON.parse(ready!.body), { status: 'not_ready', reasons: [{ code: 'draining' }] });
+      await closed;
+      assert.equal(await exited, 0);
+    } finally {
+      await hub.stop();
+    }
   });
 });
 

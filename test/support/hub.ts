@@ -31,13 +31,13 @@ export const TLS_FIXTURES = {
 export const TLS_SERVE_ARGS = ['--tls-cert', TLS_FIXTURES.cert, '--tls-key', TLS_FIXTURES.key];
 
 /** Starts `hub serve` (with extra arguments) and resolves with the URL it prints as its first stdout line. */
-export function startHub(dataDir: string, extra: readonly string[] = []): Promise<RunningHub> {
-  return serveHub(['--data-dir', dataDir, ...extra]);
+export function startHub(dataDir: string, extra: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<RunningHub> {
+  return serveHub(['--data-dir', dataDir, ...extra], nodeArgs);
 }
 
 /** `hub serve --listen 127.0.0.1:0` with these arguments (--data-dir D or --config FILE, ...). */
-export function serveHub(args: readonly string[]): Promise<RunningHub> {
-  const child = spawn(process.execPath, [AGENTSCM_BIN, 'hub', 'serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function serveHub(args: readonly string[], nodeArgs: readonly string[] = []): Promise<RunningHub> {
+  const child = spawn(process.execPath, [...nodeArgs, AGENTSCM_BIN, 'hub', 'serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';

@@ -346,6 +346,15 @@ export class Authority implements AuthorityStore {
     }
   }
 
+  /**
+   * A number that changes whenever the memo is dropped (another connection committed, this one wrote,
+   * or one of the Hub's own writes cleared it), while the memo may be used now (see revalidate);
+   * undefined otherwise. A value derived only from memoized lookups may be kept under it.
+   */
+  memoGeneration(): number | undefined {
+    return this.live()?.generation;
+  }
+
   /** The memo when it may be used now (see revalidate). */
   private live(): AuthorityMemo | undefined {
     const m = this.memo;
@@ -896,6 +905,8 @@ class AuthorityMemo {
   dataVersion = -1;
   ownChanges = -1;
   valid = false;
+  /** Counts the clears (Authority.memoGeneration). */
+  generation = 0;
   readonly tokens = new Map<string, TokenRow>();
   readonly profiles = new Map<string, Profile>();
   readonly heads = new Map<string, number>();
@@ -915,6 +926,7 @@ class AuthorityMemo {
   }
 
   clear(): void {
+    this.generation++;
     this.tokens.clear();
     this.profiles.clear();
     this.heads.clear();

@@ -52,6 +52,11 @@ export interface AuthorityStore {
   enableMemo(): void;
   /** Drops what the memo holds if the store changed since it was filled. */
   revalidate(): void;
+  /**
+   * Changes whenever the memo is dropped; undefined while the memo may not be used (outside the
+   * synchronous stretch that revalidated, or without enableMemo).
+   */
+  memoGeneration(): number | undefined;
   /** Whether the store answers at all (the Hub's health route). */
   ping(): boolean;
   authorityId(): string;
@@ -228,6 +233,11 @@ export interface JournalStore {
    * was computed (another connection's commit or this one's write); never inside an open transaction.
    */
   remembered<V>(key: string, get: () => V): V;
+  /**
+   * Changes whenever what remembered() answers may have changed (it then forgets everything); undefined
+   * inside an open transaction, where nothing is remembered.
+   */
+  readsGeneration(): number | undefined;
   close(): void;
 
   taskRow(taskId: string): TaskRow | undefined;
