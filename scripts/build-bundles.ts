@@ -22,7 +22,7 @@
 // then only slower). dist/hook/ keeps only hand-overs at the paths earlier releases wrote into hook files
 // and launchers (see the end).
 
-import { build, type BuildOptions } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -38,6 +38,27 @@ const outDir = path.join(root, 'dist', 'bundles');
 const out = (name: string) => path.join(outDir, name);
 const compiled = (rel: string) => path.join(root, 'dist', 'src', rel);
 const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'warning' } as const satisfies BuildOptions;
+
+/**
+ * commander's `require('node:child_process')` resolved to src/cli/lazy-child-process.ts, which loads the
+ * module on its first call: commander spawns only for executable subcommands (none of ours), and a
+ * hook or recall process would otherwise load child_process, dgram and the socket list for nothing.
+ * The build fails if commander uses anything of child_process but spawn.
+ */
+const commanderSource = fs.readFileSync(path.join(root, 'node_modules/commander/lib/command.js'), 'utf8');
+const commanderUses = new Set([...commanderSource.matchAll(/\bchildProcess\.(\w+)/g)].map((m) => m[1]));
+if ([...commanderUses].some((name) => name !== 'spawn')) throw new Error(`commander uses child_process.${[...commanderUses].join(', ')}: extend src/cli/lazy-child-process.ts`);
+const lazyChildProcess: Plugin = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: compiled('cli/lazy-child-process.js') } : undefined,
+    );
+  },
+};
+
+/** Build options with the lazy child_process for commander added to their plugins. */
+const withLazyChildProcess = <T extends { plugins: Plugin[] }>(o: T): T => ({ ...o, plugins: [lazyChildProcess, ...o.plugins] });
 
 /** The node_modules inputs of a build's metafile outside the allowed packages (`node_modules/NAME/`). */
 function foreignInputs(metafile: { inputs: Record<string, unknown> }, allowed: readonly string[]): string[] {
@@ -147,7 +168,10 @@ const stopBody = await build({
   packages: 'bundle',
   entryPoints: [compiled('entries/stop-hook.js')],
   outfile: out(BODY_NAME),
-  ...bundledSqliteOptions(root),
+  ...withLazyChildProcess(bundledSqliteOptions(root)),
+  // Whitespace and comments out (commander's comments and the indentation were 100 of 340 KB): the
+  // loader reads the whole body into a string on every stop, about 150 fewer page faults a run.
+  minifyWhitespace: true,
   metafile: true,
 });
 checkOnlySqliteBundled(BODY_NAME, stopBody.metafile.inputs, ['zod/']);
@@ -155,13 +179,21 @@ const fullZod = Object.keys(stopBody.metafile.inputs).filter((f) => f.includes('
 if (fullZod.length > 0) throw new Error(`${BODY_NAME} would bundle the full zod: ${fullZod.join(', ')}`);
 await build({ ...common, packages: 'external', entryPoints: [compiled('entries/stop-hook-loader.js')], outfile: out('agentscm-stop-hook.cjs') });
 
-/** Runs the Stop hook body once against a throwaway data dir and a local Hub, writing its code cache. */
+/**
+ * Runs the Stop hook body once against a throwaway data dir and a local Hub with a receipt key, the hook
+ * pinning it as install-stop registers it, writing its code cache: the cache then holds the answer's
+ * signature check too (an unpinned run compiles a subset of what a pinned one does).
+ */
 async function warmStopHook(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-hook-cache-'));
   let hub: ReturnType<typeof spawn> | undefined;
   try {
     const { dataDir, tokenFile, ws } = exampleCheckpointedWorkspace(tmp, { owner: 'build', agent: 'code-cache' });
-    const server = spawn(process.execPath, [path.join(root, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const keyDir = path.join(tmp, 'receipt-key');
+    const key = spawnSync(process.execPath, [path.join(root, 'bin', 'agentscm.js'), 'agent-task', 'key', 'generate', '--key-dir', keyDir, '--json'], { encoding: 'utf8' });
+    if (key.status !== 0) throw new Error(`key generate failed: ${key.stderr}`);
+    const hubKey = String((JSON.parse(key.stdout) as { public_key: string }).public_key);
+    const server = spawn(process.execPath, [path.join(root, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--receipt-key-dir', keyDir], { stdio: ['ignore', 'pipe', 'ignore'] });
     hub = server;
     const url = await new Promise<string>((resolve, reject) => {
       server.once('exit', () => reject(new Error('hub serve exited')));
@@ -169,7 +201,7 @@ async function warmStopHook(): Promise<void> {
     });
     const args = [
       '--data-dir', dataDir, 'skill-workflow', 'task-codex-stop', 'c1', '--endpoint', url, '--repository', 'acme/demo',
-      '--profile', 'default', '--token-file', tokenFile, '--workspace', ws,
+      '--profile', 'default', '--token-file', tokenFile, '--workspace', ws, '--hub-key', hubKey,
     ];
     const input = JSON.stringify({ session_id: 'code-cache', hook_event_name: 'Stop', stop_hook_active: false });
     const r = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'warm-code-cache.js'), out(BODY_NAME), out(CACHE_NAME), ...args], {
@@ -177,7 +209,7 @@ async function warmStopHook(): Promise<void> {
       env: { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(tmp, 'state') },
       encoding: 'utf8',
     });
-    if (r.status !== 0 || !r.stdout.startsWith('{"decision":"block"')) throw new Error(`warm-up run failed: ${r.stderr}`);
+    if (r.status !== 0 || !r.stdout.startsWith('{"decision":"block"') || r.stdout.includes('answer not signed')) throw new Error(`warm-up run failed: ${r.stderr}`);
   } finally {
     hub?.kill('SIGTERM');
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -197,7 +229,7 @@ try {
 // besides the bundle are its native addon and package.json. Nothing else from node_modules but commander
 // (the argv parser, src/cli/argv.ts) may enter a bundle; the build fails if something does.
 async function treeRingBundle(entry: string, name: string): Promise<void> {
-  const result = await build({ ...common, entryPoints: [compiled(entry)], outfile: out(name), ...bundledSqliteOptions(root), metafile: true });
+  const result = await build({ ...common, entryPoints: [compiled(entry)], outfile: out(name), ...withLazyChildProcess(bundledSqliteOptions(root)), metafile: true });
   checkOnlySqliteBundled(name, result.metafile.inputs);
 }
 

@@ -10,7 +10,9 @@ export type { NextStep, Qualification, TaskStateName } from './qualification.js'
 /** Returns the answer typed, or a short reason why it is malformed. */
 export function checkQualification(v: unknown): { ok: true; value: Qualification } | { ok: false; reason: string } {
   const bad = (reason: string) => ({ ok: false as const, reason });
-  const r = QualificationAnswer.safeParse(v);
+  // jitless: zod would otherwise compile a fast path for each object schema with new Function on
+  // first use, code that no code cache keeps, in a process (the Stop hook) that checks one answer.
+  const r = QualificationAnswer.safeParse(v, { jitless: true });
   if (!r.success) {
     const issue = r.error.issues[0]!;
     return bad(`${issue.path.length ? issue.path.join('.') : '(document)'}: ${issue.message}`);

@@ -2,18 +2,36 @@
 // hook checks the pinned Hub key's signature on every stop. OpenSSL's Ed25519 verify rejects a
 // non-canonical S; a malformed key or signature is simply "does not verify".
 
-import { createPublicKey, verify } from 'node:crypto';
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 
 /** SubjectPublicKeyInfo DER of an Ed25519 key, up to the 32 raw key bytes (RFC 8410). */
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-/** Whether signature is a valid Ed25519 signature of message under the 32-byte publicKey; never throws. */
-export function verifyEd25519(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
-  if (signature.length !== 64 || publicKey.length !== 32) return false;
+/**
+ * The 32-byte publicKey as a node:crypto key, or undefined when it is not one. Made once, it checks
+ * any number of signatures (the Stop hook makes it while the Hub works on its request).
+ */
+export function ed25519PublicKey(publicKey: Uint8Array): KeyObject | undefined {
+  if (publicKey.length !== 32) return undefined;
   try {
-    const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+    return createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether signature is a valid Ed25519 signature of message under key (ed25519PublicKey); never throws. */
+export function verifyEd25519With(signature: Uint8Array, message: Uint8Array, key: KeyObject | undefined): boolean {
+  if (key === undefined || signature.length !== 64) return false;
+  try {
     return verify(null, message, key, signature);
   } catch {
     return false;
   }
+}
+
+/** Whether signature is a valid Ed25519 signature of message under the 32-byte publicKey; never throws. */
+export function verifyEd25519(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
+  if (signature.length !== 64) return false;
+  return verifyEd25519With(signature, message, ed25519PublicKey(publicKey));
 }

@@ -17,9 +17,9 @@ import { subjectToJson } from '../authority/plan.js';
 import { readCurrentSubjectUnchecked, type UncheckedSubject } from '../authority/read-only.js';
 import type { Subject } from '../authority/types.js';
 import { canonicalJson, type JsonValue } from '../canonical/json.js';
-import { verifyQualificationAnswer } from '../contract/answer-signature.js';
+import { pinnedHubKey, verifyPinnedAnswer, type PinnedHubKey } from '../contract/answer-signature.js';
 import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
-import { checkQualification, type NextStep, type Qualification } from '../contract/qualification-check.js';
+import type { NextStep, Qualification } from '../contract/qualification-check.js';
 import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
 import { readCaFile, readTokenFile } from '../hub-client/answer.js';
@@ -162,6 +162,12 @@ function readWorkspace(dataDir: string, workspace: string, previous?: WorkspaceR
   });
 }
 
+/** The pinned key (64 hex) ready to check the answer, with its key id. */
+function pinnedKey(hex: string): PinnedHubKey {
+  const key = Buffer.from(hex, 'hex');
+  return pinnedHubKey(key, domainDigest(DOMAINS.verificationKey, key));
+}
+
 function sameState(a: WorkspaceState, b: WorkspaceState): boolean {
   return (
     a.status === b.status &&
@@ -221,6 +227,8 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     timeoutMs: limitMs,
     deadlineMs: limitMs,
     maxAnswerBytes: 256 * 1024,
+    // One call, then the process ends: its connection is closed by the exit, not on the answer's path.
+    keepConnection: true,
   }));
   let before: WorkspaceRead;
   try {
@@ -233,9 +241,21 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   const subjectJson = subjectToJson(subject);
   const pinned = input.hubKey;
   const nonce = pinned === undefined ? undefined : randomBytes(32).toString('hex');
-  const pending = hub.call({ operation: 'qualification', subject: subjectJson, ...(nonce !== undefined ? { nonce } : {}) });
+  // The connection is made, and the request written, only once this run yields to the event loop: it
+  // waits for that (or for the request's failure) before the work below, which then overlaps the Hub's.
+  let written!: () => void;
+  const sent = new Promise<void>((resolve) => (written = resolve));
+  const pending = hub.call({ operation: 'qualification', subject: subjectJson, ...(nonce !== undefined ? { nonce } : {}) }, () => written());
   // A failure is read below, unless the local check ends the run first.
-  pending.catch(() => {});
+  const settled = pending.then(
+    () => {},
+    () => {},
+  );
+  await Promise.race([sent, settled]);
+  // The answer's checker (zod/mini schemas, built when their module loads) and the pinned key are
+  // made while the Hub works too.
+  const checking = import('../contract/qualification-check.js');
+  checking.catch(() => {});
   // The installed requirement's integrity check (its bytes, its plan, the stored plan digest the request
   // carries) needs nothing from the answer: it runs while the Hub works, and a failure still blocks
   // as the local store's, whatever the Hub answers. Hashing the workspace files read before the
@@ -247,6 +267,8 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     hub.close();
     throw e;
   }
+  const key: PinnedHubKey | undefined = pinned !== undefined && HEX64.test(pinned) ? pinnedKey(pinned) : undefined;
+  const { checkQualification } = await checking;
   let answer: JsonValue;
   try {
     answer = await pending;
@@ -256,9 +278,7 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   if (pinned !== undefined) {
     // Whoever holds the endpoint's port cannot answer for the Hub: no signature, another key's, or one
     // made for another request (subject or nonce) blocks.
-    if (!HEX64.test(pinned)) return errorVerdict('signature');
-    const key = Buffer.from(pinned, 'hex');
-    if (!verifyQualificationAnswer(answer, subjectJson, nonce!, key, domainDigest(DOMAINS.verificationKey, key))) return errorVerdict('signature');
+    if (key === undefined || !verifyPinnedAnswer(answer, subjectJson, nonce!, key)) return errorVerdict('signature');
   }
   const checked = checkQualification(answer);
   if (!checked.ok) return errorVerdict('malformed');

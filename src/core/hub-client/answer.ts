@@ -48,6 +48,13 @@ export interface HubClientOptions {
   /** A bound on the whole request, connection to last answer byte (default none). */
   readonly deadlineMs?: number;
   readonly maxAnswerBytes?: number;
+  /**
+   * Keep each connection open after its answer, until the process ends (default: closed at once). For
+   * a process that makes one call and exits, such as a Stop hook: closing the socket on the answer's
+   * path costs it time (the teardown, and Node makes the process's stderr stream on a socket's
+   * destroy), and the exit closes it anyway. An idle kept connection does not keep the process alive.
+   */
+  readonly keepConnection?: boolean;
 }
 
 export interface HubAnswer {

@@ -57,9 +57,12 @@ export class HubClient {
     this.transport = undefined;
   }
 
-  /** POSTs one operation and returns the decoded 200 answer; every other outcome throws typed. */
-  async call(body: JsonValue): Promise<JsonValue> {
-    const a = await this.request(this.operationPath, canonicalJson(body));
+  /**
+   * POSTs one operation and returns the decoded 200 answer; every other outcome throws typed. onSent
+   * fires once the request is written (the connection is made only when the caller yields).
+   */
+  async call(body: JsonValue, onSent?: () => void): Promise<JsonValue> {
+    const a = await this.request(this.operationPath, canonicalJson(body), 'application/json', onSent);
     if (a.status === 200) return a.body;
     throw errorFromAnswer(a);
   }
@@ -73,16 +76,17 @@ export class HubClient {
 
   /**
    * node:http, or node:https (loaded only for an https endpoint) with the CA given. No connection
-   * reuse: a caller such as the collector may wait minutes between calls, and a pooled socket the Hub
-   * has since closed would turn a good request into a spurious reset.
+   * reuse unless keepConnection: a caller such as the collector may wait minutes between calls, and a
+   * pooled socket the Hub has since closed would turn a good request into a spurious reset.
    */
   private open(): Transport {
     if (this.transport) return this.transport;
-    if (!this.base.tls) return (this.transport = { request: http.request, agent: new http.Agent({ keepAlive: false, maxSockets: 4 }) });
+    const keepAlive = this.opts.keepConnection === true;
+    if (!this.base.tls) return (this.transport = { request: http.request, agent: new http.Agent({ keepAlive, maxSockets: 4 }) });
     // Loaded only here: a plain-http Stop hook does not pay for node:https and node:tls.
     const m = process.getBuiltinModule('node:https') as typeof https;
     const ca = this.opts.ca;
-    return (this.transport = { request: m.request as typeof http.request, agent: new m.Agent({ keepAlive: false, maxSockets: 4, ...(ca ? { ca } : {}) }) });
+    return (this.transport = { request: m.request as typeof http.request, agent: new m.Agent({ keepAlive, maxSockets: 4, ...(ca ? { ca } : {}) }) });
   }
 
   request(pathname: string, body: string | Buffer | undefined, contentType = 'application/json', onSent?: () => void): Promise<HubAnswer> {
