@@ -90,7 +90,8 @@ function excludedDirsOf(root: string, dirs: readonly string[]): string[] {
 }
 
 function isToolState(rel: string, dirs: readonly string[]): boolean {
-  return TOOL_STATE_FILES.includes(rel) || dirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+  // No "d/" string made per path: this runs once for every listed file.
+  return TOOL_STATE_FILES.includes(rel) || dirs.some((d) => rel.startsWith(d) && (rel.length === d.length || rel.charCodeAt(d.length) === 0x2f));
 }
 
 /**
