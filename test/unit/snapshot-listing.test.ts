@@ -130,6 +130,30 @@ test('an index rewritten with the same paths keeps the listing; one that tracks 
   assert.deepEqual(paths(root, cache), paths(root));
 });
 
+test('a checkpoint that finds the index rewritten with the same paths keeps the index\'s new stat', () => {
+  const root = gitTree();
+  sleep(RACY_MARGIN_MS + 100);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-data-'));
+  roots.push(dataDir);
+  fs.chmodSync(dataDir, 0o700);
+  const store = new SnapshotStore(dataDir);
+  const decode = (rec: ReturnType<SnapshotStore['record']>) => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+  const first = decode(store.record(root));
+  fs.utimesSync(path.join(root, 'README.md'), new Date(), new Date(Date.now() - 10_000));
+  execFileSync('git', ['update-index', '--refresh', '-q'], { cwd: root });
+  execFileSync('git', ['add', 'README.md'], { cwd: root });
+  sleep(RACY_MARGIN_MS + 100);
+  const rec = store.record(root, first);
+  const second = decode(rec);
+  assert.ok(second.listing, 'the listing is kept');
+  // The next read finds the index as recorded: no git needed.
+  withoutGit(() => {
+    assert.ok(listingClean(root, second.listing!, second.scannedAtMs));
+    assert.equal(scanWorkspace(root, second).revision, rec.revision);
+  });
+  assert.equal(rec.revision, scanWorkspace(root).revision);
+});
+
 test('a listing whose directories are racily clean is not trusted', () => {
   const root = gitTree();
   // Recorded at once: the directories were written within the margin of the scan.

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { DOMAINS } from '../../src/core/crypto/digest.js';
 import { AgentscmError } from '../../src/core/errors.js';
-import { decodeStatCache, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
+import { decodeStatCache, manifestBytes, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
 const roots: string[] = [];
@@ -161,5 +161,50 @@ describe('the stat cache', () => {
     // The new file and the symlink (read on every scan), not the others.
     assert.ok(sizes[0]! < 17 + 2 * 40 + 64, `second pack ${sizes[0]} bytes`);
     assert.equal(scanWorkspace(root).revision, second.revision);
+  });
+
+  test('the manifest copied from the base snapshot\'s bytes is the one written entry by entry', () => {
+    // No symlink (the base's entries are the cache's one for one), paths that JSON writes as they are and
+    // ones it escapes, and a non-ASCII one.
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-'));
+    roots.push(root);
+    const names = ['a.txt', 'b/c.txt', 'b/d "q".txt', 'b/e\\f.txt', 'caf\u00e9/g.txt', 'h.sh', 'z/last.txt'];
+    for (const [i, n] of names.entries()) {
+      fs.mkdirSync(path.dirname(path.join(root, n)), { recursive: true });
+      fs.writeFileSync(path.join(root, n), `file ${i}\n`, { mode: n.endsWith('.sh') ? 0o755 : 0o644 });
+    }
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-data-'));
+    roots.push(dataDir);
+    fs.chmodSync(dataDir, 0o700);
+    sleep(RACY_MARGIN_MS + 100);
+    const store = new SnapshotStore(dataDir);
+    let rec = store.record(root);
+    const edits: [string, (r: string) => void][] = [
+      ['the first entry changed', (r) => fs.appendFileSync(path.join(r, 'a.txt'), 'more\n')],
+      ['one in the middle changed', (r) => fs.appendFileSync(path.join(r, 'caf\u00e9/g.txt'), 'more\n')],
+      ['the last entry changed', (r) => fs.appendFileSync(path.join(r, 'z/last.txt'), 'more\n')],
+      ['an entry escaped in JSON changed', (r) => fs.appendFileSync(path.join(r, 'b/d "q".txt'), 'more\n')],
+      ['added at the front and in the middle', (r) => {
+        fs.writeFileSync(path.join(r, '0.txt'), 'new\n');
+        fs.writeFileSync(path.join(r, 'b/cc.txt'), 'new\n');
+      }],
+      ['removed', (r) => fs.rmSync(path.join(r, 'b/c.txt'))],
+      ['mode changed', (r) => fs.chmodSync(path.join(r, 'h.sh'), 0o644)],
+      ['nothing changed', () => {}],
+    ];
+    for (const [what, edit] of edits) {
+      edit(root);
+      const cache = decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+      const copied = scanWorkspace(root, cache, undefined, { baseManifest: (r) => store.manifestBytes(r) });
+      const written = scanWorkspace(root, cache);
+      assert.deepEqual(copied.manifestBytes(), manifestBytes(copied.manifest), what);
+      assert.deepEqual(copied.manifestBytes(), written.manifestBytes(), what);
+      assert.equal(copied.revision, written.revision, what);
+      // A base whose bytes are not the revision's is not copied from.
+      const wrong = scanWorkspace(root, cache, undefined, { baseManifest: () => Buffer.from('{"version":1,"entries":[]}') });
+      assert.equal(wrong.revision, written.revision, `${what}: bytes of another revision`);
+      rec = store.record(root, decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries));
+      assert.equal(rec.revision, scanWorkspace(root).revision, `${what}: the recorded revision`);
+    }
   });
 });

@@ -157,7 +157,7 @@ function readWorkspace(dataDir: string, workspace: string, previous?: WorkspaceR
     }
     if (!read) throw new Category('workspace');
     // The second read takes the first one's revision when it found the same entries (no manifest to hash again).
-    const files = readWorkspaceLater(real, statCacheOf(read.cache), previous?.scan, [dataDir]);
+    const files = readWorkspaceLater(real, statCacheOf(read.cache), previous?.scan, [dataDir], dataDir);
     return { state: read.state, scan: files.scanned(), live: () => guard('workspace', () => files.scanned().revision) };
   });
 }

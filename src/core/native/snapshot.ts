@@ -90,7 +90,8 @@ function excludedDirsOf(root: string, dirs: readonly string[]): string[] {
 }
 
 function isToolState(rel: string, dirs: readonly string[]): boolean {
-  return TOOL_STATE_FILES.includes(rel) || dirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+  // No "d/" string made per path: this runs once for every listed file.
+  return TOOL_STATE_FILES.includes(rel) || dirs.some((d) => rel.startsWith(d) && (rel.length === d.length || rel.charCodeAt(d.length) === 0x2f));
 }
 
 /**
@@ -206,7 +207,9 @@ export function gitEnvDigest(): string {
   return sha256Hex(vars.join('\0'));
 }
 
-const abs = (root: string, p: string) => (p.startsWith('/') ? p : p === '' ? root : path.join(root, p));
+// Watched paths are recorded as written here ("/"-joined names under root, or absolute): joined without
+// path.join's normalization, which cost more than the lstat of a directory.
+const abs = (root: string, p: string) => (p.startsWith('/') ? p : p === '' ? root : `${root}/${p}`);
 
 function watchStat(root: string, w: { kind: number; path: string }): fs.Stats | undefined {
   const p = abs(root, w.path);
@@ -228,18 +231,31 @@ function watchClean(root: string, w: WatchItem, scannedAtMs: number): boolean {
 
 /** Whether a listing cache still answers: every watched stat unchanged and none racily clean, the index tracking the same paths. */
 export function listingClean(root: string, lc: ListingCache, scannedAtMs: number): boolean {
-  for (const w of lc.watch) {
+  return checkedListing(root, lc, scannedAtMs) !== undefined;
+}
+
+/**
+ * listingClean, answered with the listing to keep: lc itself, or, when the index's stat changed but it
+ * tracks the same paths, lc with the index's new stat (taken before its paths were asked), so that the
+ * next scan need not ask git again. Undefined: the listing does not answer.
+ */
+function checkedListing(root: string, lc: ListingCache, scannedAtMs: number): ListingCache | undefined {
+  let refreshed: WatchItem[] | undefined;
+  for (let i = 0; i < lc.watch.length; i++) {
+    const w = lc.watch[i]!;
     if (watchClean(root, w, scannedAtMs)) continue;
-    if (w.kind !== WATCH_INDEX || watchStat(root, w) === undefined) return false;
+    const st = w.kind === WATCH_INDEX ? watchStat(root, w) : undefined;
+    if (st === undefined) return undefined;
     let digest: string;
     try {
       digest = trackedDigest(root);
     } catch {
-      return false;
+      return undefined;
     }
-    if (digest !== lc.indexDigest) return false;
+    if (digest !== lc.indexDigest) return undefined;
+    (refreshed ??= [...lc.watch])[i] = { kind: w.kind, path: w.path, stat: statKey(st) };
   }
-  return true;
+  return refreshed === undefined ? lc : { ...lc, watch: refreshed };
 }
 
 const trackedDigest = (root: string) => sha256Hex(execFileSync('git', ['ls-files', '-c', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }));
@@ -394,9 +410,8 @@ function listFiles(root: string, cache: StatCache | undefined, anyGitEnv: boolea
   if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
   const excluded = excludedDirsOf(root, stateDirs);
   const lc = cache?.listing;
-  if (lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest()) && listingClean(root, lc, cache!.scannedAtMs)) {
-    return { files: statListed(root, lc.listed, excluded), listing: lc };
-  }
+  const kept = lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest()) ? checkedListing(root, lc, cache!.scannedAtMs) : undefined;
+  if (kept !== undefined) return { files: statListed(root, kept.listed, excluded), listing: kept };
   const g = gitRoot(root);
   if (g !== undefined) {
     const { listed, cache: made } = gitListing(root, g);
@@ -679,6 +694,8 @@ export function encodeStatCache(entries: readonly CachedEntry[], manifestEntries
   return encodeCache(entries, manifestEntries, listing);
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** Decodes encodeStatCache's bytes (and the listing-less ones of before); STORE_CORRUPT when they are not such bytes. */
 export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer): StatCache {
   const corrupt = () => localState('workspace stat cache is malformed', 'STORE_CORRUPT');
@@ -692,11 +709,16 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
   const starts = new Int32Array(count);
   const fixed = new Int32Array(count);
   let o = 12;
+  // The whole buffer as one one-byte string: an ASCII path is a slice of it (no decoding, no copy),
+  // only a path with other bytes is decoded from UTF-8 on its own.
+  const text = b.toString('latin1');
+  const u32 = (at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + b[at + 3]! * 0x1000000;
   const str = (): string => {
     if (o + 4 > b.length) throw corrupt();
-    const n = b.readUInt32LE(o);
+    const n = u32(o);
     if (o + 4 + n > b.length) throw corrupt();
-    const s = b.toString('utf8', o + 4, o + 4 + n);
+    let s = text.slice(o + 4, o + 4 + n);
+    if (NON_ASCII.test(s)) s = b.toString('utf8', o + 4, o + 4 + n);
     o += 4 + n;
     return s;
   };
@@ -744,7 +766,7 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
       let next = 0;
       for (let i = 0; i < nl; i++) {
         if (o + 4 > b.length) throw corrupt();
-        if (b.readUInt32LE(o) === NEXT_ENTRY) {
+        if (u32(o) === NEXT_ENTRY) {
           if (next >= count) throw corrupt();
           o += 4;
           listed[i] = paths[next++]!;
@@ -848,6 +870,83 @@ function manifestBytesOf(n: number, entry: (i: number) => ManifestEntry | undefi
   return out.subarray(0, o);
 }
 
+const MANIFEST_HEAD = Buffer.from('{"version":1,"entries":[', 'latin1');
+const MANIFEST_TAIL = Buffer.from(']}', 'latin1');
+/** Between two entries of canonical manifest bytes, and nowhere else (a quote inside a path string is escaped, and this one follows a brace). */
+const ENTRY_SEAM = Buffer.from('"},{"', 'latin1');
+
+/**
+ * manifestBytesOf by the base snapshot's own manifest bytes: the entries taken from the stat cache are
+ * the base's entries (one for one when the base has no symlinks), so each run of them is one range of
+ * the base's bytes, copied as it is; only the entries read now are written. `base` gives the bytes of
+ * the cache's snapshot, checked here against its revision. Undefined when that cannot be done (the
+ * bytes missing, not the revision's, the base with symlinks): the caller writes every entry.
+ */
+function splicedManifestBytes(
+  n: number,
+  readEntries: readonly (ManifestEntry | undefined)[],
+  cache: StatCache,
+  at: Int32Array,
+  base: (revision: string) => Buffer | undefined,
+): Buffer | undefined {
+  const count = cache.paths.length;
+  if (count !== cache.manifestEntries || count === 0) return undefined;
+  let b: Buffer | undefined;
+  try {
+    b = base(cache.revision);
+  } catch {
+    return undefined;
+  }
+  if (b === undefined || b.length < MANIFEST_HEAD.length + MANIFEST_TAIL.length + 2) return undefined;
+  if (!b.subarray(0, MANIFEST_HEAD.length).equals(MANIFEST_HEAD) || !b.subarray(b.length - MANIFEST_TAIL.length).equals(MANIFEST_TAIL)) return undefined;
+  if (domainDigest(DOMAINS.snapshot, b) !== cache.revision) return undefined;
+  // Where the base's entries begin, found as far as they are needed: pos[k] is entry k's "{".
+  const pos = new Int32Array(count + 1).fill(-1);
+  pos[0] = MANIFEST_HEAD.length;
+  // One past the last entry's "}" (the comma before entry `count`, or the closing bracket).
+  pos[count] = b.length - MANIFEST_TAIL.length + 1;
+  let known = 0;
+  const start = (k: number): number => {
+    while (known < k) {
+      const seam = b!.indexOf(ENTRY_SEAM, pos[known]!);
+      if (seam < 0 || seam >= pos[count]!) throw new RangeError('manifest entries');
+      pos[++known] = seam + 3;
+    }
+    return pos[k]!;
+  };
+  const parts: Buffer[] = [MANIFEST_HEAD];
+  try {
+    for (let i = 0; i < n; ) {
+      if (i > 0) parts.push(COMMA);
+      const k = at[i]!;
+      if (k < 0) {
+        const e = readEntries[i]!;
+        parts.push(Buffer.from(`{"path":${JSON.stringify(e.path)},"mode":${e.mode},"size":${e.size},"sha256":"${e.sha256}"}`, 'utf8'));
+        i++;
+        continue;
+      }
+      let end = i + 1;
+      while (end < n && at[end] === k + (end - i)) end++;
+      const last = k + (end - i) - 1;
+      const from = start(k);
+      // The run's last entry ends before the next one's "{" (or the closing bracket), its comma excluded.
+      const to = last + 1 === count ? pos[count]! - 1 : start(last + 1) - 1;
+      // The first path of each run is the cache's: the base is the snapshot the cache describes.
+      const p0 = cache.starts[k]! + 4;
+      const plen = cache.fixed[k]! - p0;
+      if (b[from + 9 + plen] !== 0x22 || b.compare(cache.bytes, p0, cache.fixed[k]!, from + 9, from + 9 + plen) !== 0) return undefined;
+      parts.push(b.subarray(from, to));
+      i = end;
+    }
+  } catch (e) {
+    if (e instanceof RangeError) return undefined;
+    throw e;
+  }
+  parts.push(MANIFEST_TAIL);
+  return Buffer.concat(parts);
+}
+const COMMA = Buffer.from(',', 'latin1');
+
 export function fastManifestBytes(m: Manifest): Buffer {
   return manifestBytesOf(m.entries.length, (i) => m.entries[i]!);
 }
@@ -862,7 +961,7 @@ export function scanWorkspace(
   root: string,
   cache?: StatCache,
   onRead?: (entry: ManifestEntry, bytes: Buffer) => void,
-  opts: { anyGitEnv?: boolean; previous?: WorkspaceScan; stateDirs?: readonly string[] } = {},
+  opts: { anyGitEnv?: boolean; previous?: WorkspaceScan; stateDirs?: readonly string[]; baseManifest?: (revision: string) => Buffer | undefined } = {},
 ): WorkspaceScan {
   const scannedAtMs = Date.now();
   const { files, listing } = listFiles(root, cache, opts.anyGitEnv === true, opts.stateDirs ?? []);
@@ -919,7 +1018,10 @@ export function scanWorkspace(
   // As many entries as the cached snapshot, each one of its entries unchanged: the manifest is that
   // snapshot's, and so is the revision (not computed again over every entry).
   let mbytes: Buffer | undefined;
-  const bytesOfManifest = () => (mbytes ??= manifestBytesOf(n, (i) => readEntries[i], cache === undefined ? undefined : { cache, at: fromCache }));
+  const bytesOfManifest = () =>
+    (mbytes ??=
+      (cache !== undefined && opts.baseManifest !== undefined ? splicedManifestBytes(n, readEntries, cache, fromCache, opts.baseManifest) : undefined) ??
+      manifestBytesOf(n, (i) => readEntries[i], cache === undefined ? undefined : { cache, at: fromCache }));
   const revision =
     read === 0 && cache !== undefined && n === cache.manifestEntries
       ? cache.revision
@@ -990,10 +1092,17 @@ function sameAsPrevious(previous: WorkspaceScan | undefined, cache: StatCache | 
  * Reads the workspace now, read-only: scanned() gives the manifest and revision of the bytes as they
  * were read (the Stop hook's dirty check). With a stat cache, only the files whose stat changed are
  * read, and its listing is reused while it answers (whatever the git environment: the check compares
- * with the checkpoint's file set).
+ * with the checkpoint's file set). `dataDir`: the store of the cache's snapshot, whose manifest bytes the
+ * new manifest copies its unchanged entries from (only read).
  */
-export function readWorkspaceLater(root: string, cache?: StatCache, previous?: WorkspaceScan, stateDirs: readonly string[] = []): { scanned(): WorkspaceScan } {
-  const scan = scanWorkspace(root, cache, undefined, { anyGitEnv: true, stateDirs, ...(previous !== undefined ? { previous } : {}) });
+export function readWorkspaceLater(root: string, cache?: StatCache, previous?: WorkspaceScan, stateDirs: readonly string[] = [], dataDir?: string): { scanned(): WorkspaceScan } {
+  const store = dataDir === undefined ? undefined : new SnapshotStore(dataDir);
+  const scan = scanWorkspace(root, cache, undefined, {
+    anyGitEnv: true,
+    stateDirs,
+    ...(previous !== undefined ? { previous } : {}),
+    ...(store !== undefined ? { baseManifest: (revision: string) => store.manifestBytes(revision) } : {}),
+  });
   return { scanned: () => scan };
 }
 
@@ -1105,7 +1214,7 @@ export class SnapshotStore {
             pack.add(e.sha256, bytes);
             this.writeLooseBlob(e.sha256, bytes, blobDirs);
           },
-          { stateDirs: [this.dataDir] },
+          { stateDirs: [this.dataDir], baseManifest: (revision) => this.manifestBytes(revision) },
         );
       } catch (e) {
         throw vanished(e);
@@ -1154,6 +1263,16 @@ export class SnapshotStore {
       }
     }
     fs.unlinkSync(tmp);
+  }
+
+  /** A manifest's stored bytes, unchecked; undefined when they cannot be read. */
+  manifestBytes(revision: string): Buffer | undefined {
+    if (!HEX64.test(revision)) return undefined;
+    try {
+      return fs.readFileSync(this.manifestPath(revision));
+    } catch {
+      return undefined;
+    }
   }
 
   /** Loads a manifest and checks it against its revision; undefined when the snapshot does not exist. */
