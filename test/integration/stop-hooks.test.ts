@@ -56,6 +56,36 @@ function checkpoint(s: Setup, change = 'c1', workspace = s.workspace): Record<st
   return json(r);
 }
 
+/**
+ * A proxy in front of the real Hub that runs `during` once the request has arrived and before it
+ * forwards it: the only way to change the workspace exactly inside the hook's Hub call (a timing fault
+ * injector).
+ */
+async function proxyDoing(hubUrl: string, during: () => void): Promise<{ url: string; close: () => Promise<void> }> {
+  const target = new URL(hubUrl);
+  const proxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      during();
+      const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      up.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, close: () => new Promise((r) => proxy.close(() => r())) };
+}
+
+/** One Codex hook run through the bundled entry at `url` (which may change the workspace), expected to block. */
+async function hookThrough(s: Setup, url: string): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = await runAsync(hookArgs(s, url, 'codex'), stopPayload('codex', freshSession(), false, s.workspace), env(path.join(s.root, 'state')), STOP_HOOK_BUNDLE);
+  assertCodexHookStdout('stop.command.output', r.stdout);
+  return expectBlock(r, 'codex');
+}
+
 /** A tiny real HTTP server answering every request with fixed bytes: a fault injector for Hub answers. */
 function faultServer(status: number, contentType: string, body: string): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
   let hits = 0;
@@ -398,32 +428,48 @@ describe('task-stop hooks: local causes', () => {
     const s = adminSetup();
     checkpoint(s);
     const hub = await startHub(s.dataDir);
-    // A proxy that checkpoints a new Change version before forwarding: the only way to land a change
-    // exactly inside the hook's Hub call (a timing fault injector in front of the real Hub).
-    const target = new URL(hub.url);
-    const proxy = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        fs.writeFileSync(path.join(s.workspace, 'late.txt'), 'late\n');
-        checkpoint(s);
-        const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (ur) => {
-          res.writeHead(ur.statusCode ?? 502, ur.headers);
-          ur.pipe(res);
-        });
-        up.end(Buffer.concat(chunks));
-      });
+    const proxy = await proxyDoing(hub.url, () => {
+      fs.writeFileSync(path.join(s.workspace, 'late.txt'), 'late\n');
+      checkpoint(s);
     });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
-    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
     try {
-      const r = await runAsync(hookArgs(s, url, 'codex'), stopPayload('codex', freshSession(), false, s.workspace), env(path.join(s.root, 'state')));
-      assertCodexHookStdout('stop.command.output', r.stdout);
-      const doc = expectBlock(r, 'codex');
+      const doc = await hookThrough(s, proxy.url);
       assert.ok(doc.local.includes('subject_changed') && doc.local.includes('changed_during_run'), JSON.stringify(doc));
       assert.deepEqual(doc.next, { operation: 'checkpoint' });
     } finally {
-      await new Promise((r) => proxy.close(r));
+      await proxy.close();
+      await hub.stop();
+    }
+  });
+
+  test('files edited while the hook waits for the Hub are seen by its second read; files already edited at the first read block as dirty whatever the second would find', async () => {
+    const s = adminSetup();
+    checkpoint(s);
+    const file = path.join(s.workspace, 'README.md');
+    const original = fs.readFileSync(file);
+    const hub = await startHub(s.dataDir);
+    // Clean at the first read, edited during the call: the second read scans the files and finds the edit.
+    let proxy = await proxyDoing(hub.url, () => fs.appendFileSync(file, '# late edit\n'));
+    try {
+      const doc = await hookThrough(s, proxy.url);
+      assert.deepEqual([...doc.local].sort(), ['changed_during_run', 'workspace_dirty'], JSON.stringify(doc));
+      assert.deepEqual(doc.next, { operation: 'checkpoint' });
+    } finally {
+      await proxy.close();
+    }
+    // Edited at the first read, put back during the call: the first read's finding stands (the second
+    // read takes the recorded state only), so the hook blocks as dirty and nothing else.
+    proxy = await proxyDoing(hub.url, () => fs.writeFileSync(file, original));
+    try {
+      const doc = await hookThrough(s, proxy.url);
+      assert.deepEqual(doc.local, ['workspace_dirty'], JSON.stringify(doc));
+      assert.deepEqual(doc.next, { operation: 'checkpoint' });
+      assert.deepEqual(fs.readFileSync(file), original);
+      // Now clean at both reads: no local finding.
+      const again = await hookThrough(s, hub.url);
+      assert.equal(again.local, undefined, JSON.stringify(again));
+    } finally {
+      await proxy.close();
       await hub.stop();
     }
   });

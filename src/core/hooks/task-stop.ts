@@ -111,7 +111,13 @@ function guard<T>(category: ErrorCategory, f: () => T): T {
 
 interface WorkspaceRead {
   readonly state: WorkspaceState;
-  /** The revision the live files had when they were read (hashed on first use). */
+  /** The revision the live files had when they were read (hashed on first use); undefined: the files were not read. */
+  readonly live: (() => string) | undefined;
+  readonly scan: WorkspaceScan | undefined;
+}
+
+/** A read that scanned the files (the first read always does). */
+interface FullRead extends WorkspaceRead {
   live(): string;
   readonly scan: WorkspaceScan;
 }
@@ -135,10 +141,12 @@ function statCacheOf(stored: StoredStatCache | undefined): StatCache | undefined
 }
 
 /**
- * One read of the workspace: its recorded state, then a complete read-only scan of its files (by the
- * stat cache: only files whose stat changed since the checkpoint are read and hashed).
+ * One read of the workspace: its recorded state, then (`scanFiles`) a complete read-only scan of its files
+ * (by the stat cache: only files whose stat changed since the checkpoint are read and hashed).
  */
-function readWorkspace(dataDir: string, workspace: string, previous?: WorkspaceRead): WorkspaceRead {
+function readWorkspace(dataDir: string, workspace: string, previous?: FullRead): FullRead;
+function readWorkspace(dataDir: string, workspace: string, previous: FullRead | undefined, scanFiles: boolean): WorkspaceRead;
+function readWorkspace(dataDir: string, workspace: string, previous?: FullRead, scanFiles = true): WorkspaceRead {
   return guard('workspace', () => {
     // stat, not lstat: a workspace reached through a symlink is still that workspace (its key is the real path).
     const st = fs.statSync(workspace, { throwIfNoEntry: false });
@@ -156,6 +164,7 @@ function readWorkspace(dataDir: string, workspace: string, previous?: WorkspaceR
       throw e;
     }
     if (!read) throw new Category('workspace');
+    if (!scanFiles) return { state: read.state, scan: undefined, live: undefined };
     // The second read takes the first one's revision when it found the same entries (no manifest to hash again).
     const files = readWorkspaceLater(real, statCacheOf(read.cache), previous?.scan, [dataDir], dataDir);
     return { state: read.state, scan: files.scanned(), live: () => guard('workspace', () => files.scanned().revision) };
@@ -230,7 +239,7 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     // One call, then the process ends: its connection is closed by the exit, not on the answer's path.
     keepConnection: true,
   }));
-  let before: WorkspaceRead;
+  let before: FullRead;
   try {
     before = readWorkspace(input.dataDir, workspace);
   } catch (e) {
@@ -285,24 +294,28 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   const q: Qualification = checked.value;
   if (q.revision !== subject.revision) return errorVerdict('malformed');
 
-  const after = readWorkspace(input.dataDir, workspace, before);
+  // Both reads take the recorded state; the second scans the files again only when the first found
+  // them as checkpointed: files already edited block as workspace_dirty whatever a second scan finds,
+  // and on a large workspace the scan is most of the hook's time.
+  const after = readWorkspace(input.dataDir, workspace, before, before.live() === before.state.base_revision);
   const againRead = readSubject();
   guard('local_store', () => againRead.check());
   const subjectAfter = againRead.subject;
   return decide(input, subject, subjectAfter, before, after, q);
 }
 
-function decide(input: TaskStopInput, subject: Subject, subjectAfter: Subject, before: WorkspaceRead, after: WorkspaceRead, q: Qualification): StopVerdict {
+function decide(input: TaskStopInput, subject: Subject, subjectAfter: Subject, before: FullRead, after: WorkspaceRead, q: Qualification): StopVerdict {
   const local: LocalCode[] = [];
   if (canonicalJson(subjectToJson(subject)) !== canonicalJson(subjectToJson(subjectAfter))) local.push('subject_changed');
-  if (!sameState(before.state, after.state) || before.live() !== after.live()) local.push('changed_during_run');
+  const afterLive = after.live?.();
+  if (!sameState(before.state, after.state) || (afterLive !== undefined && before.live() !== afterLive)) local.push('changed_during_run');
   const s = after.state;
   if (s.status !== 'ready') local.push('workspace_not_ready');
   if (s.pending_operation !== null) local.push('pending_operation');
   // The recorded state and the status of its last scan must describe the same base.
   if (s.base_revision === null || s.last_scan_revision !== s.base_revision) local.push('state_status_disagree');
   if (s.change_id !== input.change || s.repository !== input.repository) local.push('workspace_other_change');
-  if (after.live() !== s.base_revision || before.live() !== before.state.base_revision) local.push('workspace_dirty');
+  if ((afterLive !== undefined && afterLive !== s.base_revision) || before.live() !== before.state.base_revision) local.push('workspace_dirty');
   if (s.base_revision !== q.revision) local.push('base_not_subject_revision');
 
   const failures = q.failures.map((f) => ({ task_id: f.task_id, code: f.code }));
