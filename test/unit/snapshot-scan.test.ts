@@ -71,15 +71,20 @@ for (const [name, bigSize] of [['small', 3000], ['large (past the size that load
 describe('the stat cache', () => {
   const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-  /** A workspace and a data dir, the files older than the racy margin, recorded once. */
-  function recordedOld(): { root: string; store: SnapshotStore; cache: () => StatCache; rec: RecordedSnapshot } {
-    const root = workspace({ 'README.md': Buffer.from('# readme\n'), 'src/a.ts': Buffer.from('export const a = 1;\n'), 'run.sh': Buffer.from('#!/bin/sh\n') });
+  /** A store in a fresh data dir, and root recorded in it once its files are older than the racy margin. */
+  function recordOld(root: string): { store: SnapshotStore; rec: RecordedSnapshot } {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-data-'));
     roots.push(dataDir);
     fs.chmodSync(dataDir, 0o700);
     sleep(RACY_MARGIN_MS + 100);
     const store = new SnapshotStore(dataDir);
-    const rec = store.record(root);
+    return { store, rec: store.record(root) };
+  }
+
+  /** A workspace and a data dir, the files older than the racy margin, recorded once. */
+  function recordedOld(): { root: string; store: SnapshotStore; cache: () => StatCache; rec: RecordedSnapshot } {
+    const root = workspace({ 'README.md': Buffer.from('# readme\n'), 'src/a.ts': Buffer.from('export const a = 1;\n'), 'run.sh': Buffer.from('#!/bin/sh\n') });
+    const { store, rec } = recordOld(root);
     const cache = () => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
     return { root, store, cache, rec };
   }
@@ -173,12 +178,9 @@ describe('the stat cache', () => {
       fs.mkdirSync(path.dirname(path.join(root, n)), { recursive: true });
       fs.writeFileSync(path.join(root, n), `file ${i}\n`, { mode: n.endsWith('.sh') ? 0o755 : 0o644 });
     }
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-data-'));
-    roots.push(dataDir);
-    fs.chmodSync(dataDir, 0o700);
-    sleep(RACY_MARGIN_MS + 100);
-    const store = new SnapshotStore(dataDir);
-    let rec = store.record(root);
+    const recorded = recordOld(root);
+    const store = recorded.store;
+    let rec = recorded.rec;
     const edits: [string, (r: string) => void][] = [
       ['the first entry changed', (r) => fs.appendFileSync(path.join(r, 'a.txt'), 'more\n')],
       ['one in the middle changed', (r) => fs.appendFileSync(path.join(r, 'caf\u00e9/g.txt'), 'more\n')],
