@@ -75,7 +75,7 @@ const oneNamespacePerBuiltin: Plugin = {
 };
 
 /** Build options with the lazy child_process for commander and one namespace per builtin added to their plugins. */
-const withLazyChildProcess = <T extends { plugins: Plugin[] }>(o: T): T => ({ ...o, plugins: [lazyChildProcess, oneNamespacePerBuiltin, ...o.plugins] });
+const withBundlePlugins = <T extends { plugins: Plugin[] }>(o: T): T => ({ ...o, plugins: [lazyChildProcess, oneNamespacePerBuiltin, ...o.plugins] });
 
 /** The node_modules inputs of a build's metafile outside the allowed packages (`node_modules/NAME/`). */
 function foreignInputs(metafile: { inputs: Record<string, unknown> }, allowed: readonly string[]): string[] {
@@ -185,7 +185,7 @@ const stopBody = await build({
   packages: 'bundle',
   entryPoints: [compiled('entries/stop-hook.js')],
   outfile: out(BODY_NAME),
-  ...withLazyChildProcess(bundledSqliteOptions(root)),
+  ...withBundlePlugins(bundledSqliteOptions(root)),
   // Whitespace and comments out (commander's comments and the indentation were 100 of 340 KB): the
   // loader reads the whole body into a string on every stop, about 150 fewer page faults a run.
   minifyWhitespace: true,
@@ -246,7 +246,7 @@ try {
 // besides the bundle are its native addon and package.json. Nothing else from node_modules but commander
 // (the argv parser, src/cli/argv.ts) may enter a bundle; the build fails if something does.
 async function treeRingBundle(entry: string, name: string): Promise<void> {
-  const result = await build({ ...common, entryPoints: [compiled(entry)], outfile: out(name), ...withLazyChildProcess(bundledSqliteOptions(root)), metafile: true });
+  const result = await build({ ...common, entryPoints: [compiled(entry)], outfile: out(name), ...withBundlePlugins(bundledSqliteOptions(root)), metafile: true });
   checkOnlySqliteBundled(name, result.metafile.inputs);
 }
 

@@ -74,6 +74,14 @@ test('the hook bundles are CommonJS, require only Node builtins (and better-sqli
   for (const loader of ['agentscm-stop-hook.cjs', 'tree-ring-hook.cjs', 'tree-ring-recall.cjs']) {
     assert.deepEqual(requires(loader).required.filter((r) => !r.startsWith('node:')), [], `${loader} requires no package`);
   }
+  // A builtin's namespace is copied once per body (scripts/build-bundles.ts), not once per importing module.
+  for (const file of [BODY_NAME, 'tree-ring-hook.body.cjs', 'tree-ring-recall.body.cjs']) {
+    const text = requires(file).text;
+    assert.doesNotMatch(text, /__toESM\(require\("node:/, `${file}: no namespace copy of a builtin per importing module`);
+    const copies = [...text.matchAll(/__reExport\(\w+, ?require\("(node:[^"]+)"\)\)/g)].map((m) => m[1]!);
+    assert.ok(copies.includes('node:fs'), `${file}: node:fs through its one module`);
+    assert.equal(new Set(copies).size, copies.length, `${file}: each builtin copied once`);
+  }
 });
 
 test('the build stores a code cache of the Stop hook body that this Node accepts', () => {

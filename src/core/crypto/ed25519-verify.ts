@@ -32,6 +32,5 @@ export function verifyEd25519With(signature: Uint8Array, message: Uint8Array, ke
 
 /** Whether signature is a valid Ed25519 signature of message under the 32-byte publicKey; never throws. */
 export function verifyEd25519(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
-  if (signature.length !== 64) return false;
   return verifyEd25519With(signature, message, ed25519PublicKey(publicKey));
 }

@@ -712,10 +712,9 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
   // The whole buffer as one one-byte string: an ASCII path is a slice of it (no decoding, no copy),
   // only a path with other bytes is decoded from UTF-8 on its own.
   const text = b.toString('latin1');
-  const u32 = (at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + b[at + 3]! * 0x1000000;
   const str = (): string => {
     if (o + 4 > b.length) throw corrupt();
-    const n = u32(o);
+    const n = b.readUInt32LE(o);
     if (o + 4 + n > b.length) throw corrupt();
     let s = text.slice(o + 4, o + 4 + n);
     if (NON_ASCII.test(s)) s = b.toString('utf8', o + 4, o + 4 + n);
@@ -766,7 +765,7 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
       let next = 0;
       for (let i = 0; i < nl; i++) {
         if (o + 4 > b.length) throw corrupt();
-        if (u32(o) === NEXT_ENTRY) {
+        if (b.readUInt32LE(o) === NEXT_ENTRY) {
           if (next >= count) throw corrupt();
           o += 4;
           listed[i] = paths[next++]!;
@@ -810,6 +809,9 @@ const BAD_PATH = /[\x00-\x1f\x7f]/;
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const HEX_CODES = new Uint16Array(256).map((_, i) => HEX[i]!.charCodeAt(0) | (HEX[i]!.charCodeAt(1) << 8));
+
+/** One manifest entry as its canonical JSON (keys in canonical order; a path string as JSON writes it). */
+const entryJson = (e: ManifestEntry): string => `{"path":${JSON.stringify(e.path)},"mode":${e.mode},"size":${e.size},"sha256":"${e.sha256}"}`;
 
 /**
  * manifestBytes for entries given one at a time: the same bytes (a test holds them equal), written
@@ -861,8 +863,7 @@ function manifestBytesOf(n: number, entry: (i: number) => ManifestEntry | undefi
       out[o++] = 0x7d;
       continue;
     }
-    const e = entry(i)!;
-    const t = `{"path":${JSON.stringify(e.path)},"mode":${e.mode},"size":${e.size},"sha256":"${e.sha256}"}`;
+    const t = entryJson(entry(i)!);
     room(Buffer.byteLength(t));
     o += out.write(t, o, 'utf8');
   }
@@ -872,6 +873,7 @@ function manifestBytesOf(n: number, entry: (i: number) => ManifestEntry | undefi
 
 const MANIFEST_HEAD = Buffer.from('{"version":1,"entries":[', 'latin1');
 const MANIFEST_TAIL = Buffer.from(']}', 'latin1');
+const COMMA = Buffer.from(',', 'latin1');
 /** Between two entries of canonical manifest bytes, and nowhere else (a quote inside a path string is escaped, and this one follows a brace). */
 const ENTRY_SEAM = Buffer.from('"},{"', 'latin1');
 
@@ -920,8 +922,7 @@ function splicedManifestBytes(
       if (i > 0) parts.push(COMMA);
       const k = at[i]!;
       if (k < 0) {
-        const e = readEntries[i]!;
-        parts.push(Buffer.from(`{"path":${JSON.stringify(e.path)},"mode":${e.mode},"size":${e.size},"sha256":"${e.sha256}"}`, 'utf8'));
+        parts.push(Buffer.from(entryJson(readEntries[i]!), 'utf8'));
         i++;
         continue;
       }
@@ -945,7 +946,6 @@ function splicedManifestBytes(
   parts.push(MANIFEST_TAIL);
   return Buffer.concat(parts);
 }
-const COMMA = Buffer.from(',', 'latin1');
 
 export function fastManifestBytes(m: Manifest): Buffer {
   return manifestBytesOf(m.entries.length, (i) => m.entries[i]!);
