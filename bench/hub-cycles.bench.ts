@@ -15,7 +15,7 @@ import type { BenchResult } from './stats.js';
 import type { JsonValue } from '../src/core/canonical/json.js';
 import { claimBody, manyTasks, mutationBody, opPath, resultBody } from '../test/support/hub-http.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
-import { forwardDiagnostics } from './hub-log.js';
+import { forwardDiagnostics, hubNodeArgs } from './hub-log.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -128,7 +128,7 @@ export async function run(options: { cycles?: number } = {}): Promise<BenchResul
   const tasks = manyTasks(dataDir, 'acme/demo', 'default', cp.subject.revision, cycles + warm);
 
   // HUB_NODE_ARGS (e.g. --cpu-prof) profiles the Hub process.
-  const nodeArgs = process.env.HUB_NODE_ARGS ? process.env.HUB_NODE_ARGS.split(' ') : [];
+  const nodeArgs = hubNodeArgs();
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   forwardDiagnostics(child);
   const url = await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));

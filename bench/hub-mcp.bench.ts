@@ -14,7 +14,7 @@ import { checkpoint } from '../src/core/native/checkpoint.js';
 import type { BenchResult } from './stats.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
 import { mcpClient, mcpUrl } from '../test/support/mcp.js';
-import { forwardDiagnostics } from './hub-log.js';
+import { forwardDiagnostics, hubNodeArgs } from './hub-log.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLIENTS = 8;
@@ -73,7 +73,7 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
   const cp = checkpoint(dataDir, { repository: 'acme/demo', profile: 'default', change_id: 'c1', workspace: ws });
   const subject = subjectToJson(cp.subject);
   // HUB_NODE_ARGS (e.g. --cpu-prof) profiles the Hub process.
-  const nodeArgs = process.env.HUB_NODE_ARGS ? process.env.HUB_NODE_ARGS.split(' ') : [];
+  const nodeArgs = hubNodeArgs();
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'agentscm.js'), 'hub', 'serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   forwardDiagnostics(child);
   const url = new URL(await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!))));

@@ -23,7 +23,7 @@ import type { BenchResult } from './stats.js';
 import { exampleAuthority } from '../scripts/example-authority.js';
 import { retainAll, transferRig } from '../test/support/transfers.js';
 import { startHub } from '../test/support/hub.js';
-import { forwardDiagnostics } from './hub-log.js';
+import { forwardDiagnostics, hubNodeArgs } from './hub-log.js';
 
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -67,7 +67,7 @@ function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 }
 
 // HUB_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=DIR) goes to each Hub process the bench starts.
-const NODE_ARGS = process.env.HUB_NODE_ARGS ? process.env.HUB_NODE_ARGS.split(' ') : [];
+const NODE_ARGS = hubNodeArgs();
 
 const RSS_GROWTH_MAX_MIB = 64;
 const RATE_MIN_RATIO = 0.8;
