@@ -288,9 +288,16 @@ describe('reference outcomes over the Hub', () => {
     fs.writeFileSync(f, JSON.stringify(doc));
     assert.equal(agentscm(['authority', 'profile', 'add', '--data-dir', s.dataDir, '--repository', REPO, '--profile', PROFILE, '--target', 'main', '--requirement', f]).code, 0);
     const c = json<Doc>(agentscm(checkpointArgs(s)));
-    // Make the stored blob unreadable: a limit answer must come without opening it for reading.
-    const blob = path.join(s.dataDir, 'snapshots', 'blobs', sha(big).slice(0, 2), sha(big));
-    fs.chmodSync(blob, 0o000);
+    // Change the big file's bytes in the checkpoint's pack: a limit answer must come without reading
+    // them (a read would find bytes that are not its digest).
+    const packs = path.join(s.dataDir, 'snapshots', 'packs');
+    const [pack] = fs.readdirSync(packs).filter((n) => n.endsWith('.pack'));
+    const packed = fs.readFileSync(path.join(packs, pack!));
+    const at = packed.indexOf(big);
+    assert.ok(at > 0, 'the big file is in the pack');
+    packed[at] = 0x62;
+    fs.chmodSync(path.join(packs, pack!), 0o600);
+    fs.writeFileSync(path.join(packs, pack!), packed);
     const hub = await startHub(s.dataDir);
     try {
       const ref = (name: string) => json<Doc>(agentscm(callArgs(s, hub.url, 'reference', 'c1', '--step', 'check', '--name', name)));

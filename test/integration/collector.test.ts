@@ -166,11 +166,12 @@ describe('agent-task collect', () => {
       const c = claim(rig, 'corrupt');
       const sha = createHash('sha256').update(unique).digest('hex');
       const blob = path.join(rig.dataDir, 'snapshots', 'blobs', sha.slice(0, 2), sha);
-      assert.equal(fs.statSync(blob).mode & 0o777, 0o444);
-      fs.chmodSync(blob, 0o644);
-      // The same size, so that it is still linked (a blob of another size is copied from the pack,
+      assert.equal(fs.existsSync(blob), false, 'a checkpoint writes packs, not loose blobs');
+      // A loose blob as an earlier collect run would have written it (0444, in a 0700 directory), then
+      // changed: the same size, so that it is linked (a blob of another size is copied from the pack,
       // with the snapshot's bytes; test/unit/snapshot-stage.test.ts).
-      fs.writeFileSync(blob, unique.replace('notes', 'NOTES'));
+      fs.mkdirSync(path.dirname(blob), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(blob, unique.replace('notes', 'NOTES'), { mode: 0o444 });
       fs.chmodSync(blob, 0o444);
       const r = collect(rig, 'corrupt', c);
       assert.equal(r.code, 9, `${r.code}: ${r.stdout}${r.stderr}`);

@@ -58,6 +58,11 @@ function recorded(dataBase?: string): { dataDir: string; revision: string; store
   return { dataDir, revision, store };
 }
 
+/** Stages the snapshot once and discards the tree: what leaves the loose blobs a collector links. */
+function linkedOnce(dataDir: string, revision: string): void {
+  discardStaged(stageSnapshotSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-once' }));
+}
+
 function sha(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }
@@ -76,8 +81,9 @@ function assertTree(dir: string): void {
 }
 
 describe('snapshot staging', () => {
-  it('hard-links regular files to their blobs and copies executables, in the same modes', () => {
+  it('hard-links regular files to their blobs, written from the packs once, and copies executables, in the same modes', () => {
     const { dataDir, revision, store } = recorded();
+    assert.equal(fs.existsSync(path.join(store.root, 'blobs')), false, 'a checkpoint writes packs only');
     const stateDir = tmp();
     const staged = stageSnapshotSync({ stateDir, dataDir, revision, attemptId: 'att-1' });
     assertTree(staged);
@@ -85,8 +91,12 @@ describe('snapshot staging', () => {
     assert.equal(blobOf('README.md').mode & 0o7777, BLOB_MODE);
     assert.equal(fs.statSync(path.join(staged, 'README.md')).ino, blobOf('README.md').ino, 'README.md is the blob');
     assert.equal(fs.statSync(path.join(staged, 'src/a.txt')).ino, fs.statSync(path.join(staged, 'src/deep/b.txt')).ino, 'one blob, two links');
-    assert.notEqual(fs.statSync(path.join(staged, 'check.sh')).ino, blobOf('check.sh').ino, 'executables are copies');
-    assert.equal(blobOf('check.sh').mode & 0o7777, BLOB_MODE, 'the blob keeps its own mode');
+    assert.equal(fs.existsSync(store.blobPath(sha(FILES['check.sh']!.bytes))), false, 'executables are copies, with no loose blob');
+    // A second run links the same blobs without writing them again.
+    const again = stageSnapshotSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-1b' });
+    assert.equal(fs.statSync(path.join(again, 'README.md')).ino, blobOf('README.md').ino);
+    assert.equal(blobOf('README.md').nlink, 3);
+    discardStaged(again);
 
     // Placing and discarding remove links, never blobs.
     const placed = placeSnapshot(stateDir, staged, revision, 'att-1');
@@ -99,7 +109,7 @@ describe('snapshot staging', () => {
 
   it('copies the blobs of an older store (0o400) into the same tree', () => {
     const { dataDir, revision, store } = recorded();
-    for (const f of Object.values(FILES)) fs.chmodSync(store.blobPath(sha(f.bytes)), 0o400);
+    for (const f of Object.values(FILES)) fs.chmodSync(store.materializeBlob(sha(f.bytes), f.bytes), 0o400);
     const staged = stageSnapshotSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-2' });
     assertTree(staged);
     assert.equal(fs.statSync(path.join(staged, 'README.md')).nlink, 1);
@@ -119,6 +129,7 @@ describe('snapshot staging', () => {
 
   it('hands over the linked tree before checking its bytes; the check finds a blob changed in between', () => {
     const { dataDir, revision, store } = recorded();
+    linkedOnce(dataDir, revision);
     const { dir, unverified } = stageLinkedSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-5' });
     assertTree(dir);
     assert.deepEqual(unverified.entries.map((e) => e.path).sort(), ['README.md', 'empty', 'src/a.txt', 'src/deep/b.txt'], 'the linked files, and only they');
@@ -131,21 +142,24 @@ describe('snapshot staging', () => {
 
   it('stages a torn or missing loose blob (as a crash may leave one) from the checkpoint\'s pack', () => {
     const { dataDir, revision, store } = recorded();
+    linkedOnce(dataDir, revision);
     const torn = store.blobPath(sha(FILES['README.md']!.bytes));
     fs.chmodSync(torn, 0o644);
     fs.writeFileSync(torn, '');
     fs.chmodSync(torn, BLOB_MODE);
-    fs.rmSync(store.blobPath(sha(FILES['check.sh']!.bytes)));
+    fs.rmSync(store.blobPath(sha(FILES['src/a.txt']!.bytes)));
     const staged = stageSnapshotSync({ stateDir: tmp(), dataDir, revision, attemptId: 'att-6' });
     assertTree(staged);
     assert.equal(fs.statSync(path.join(staged, 'README.md')).nlink, 1, 'the torn blob is not linked');
-    assert.ok(fs.statSync(path.join(staged, 'src/a.txt')).nlink > 1, 'an intact blob still is');
+    assert.ok(fs.statSync(path.join(staged, 'empty')).nlink > 1, 'an intact blob still is');
+    assert.ok(fs.statSync(path.join(staged, 'src/a.txt')).nlink > 1, 'a missing blob is written again and linked');
     assert.equal(store.readBlob(sha(FILES['check.sh']!.bytes), 1 << 20)?.toString(), FILES['check.sh']!.bytes.toString());
     assert.equal(store.readBlob(sha(FILES['README.md']!.bytes), 1 << 20)?.toString(), FILES['README.md']!.bytes.toString());
   });
 
   it('refuses a corrupt blob whose pack copy is gone too, and leaves no staging directory', () => {
     const { dataDir, revision, store } = recorded();
+    linkedOnce(dataDir, revision);
     const blob = store.blobPath(sha(FILES['src/a.txt']!.bytes));
     fs.chmodSync(blob, 0o644);
     fs.writeFileSync(blob, 'tampered\n');

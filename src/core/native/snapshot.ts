@@ -1,13 +1,14 @@
 // The native snapshot store: immutable, content-addressed snapshots of a workspace. A revision is the
 // domain-separated SHA-256 root over the canonical manifest (paths, modes, sizes, content digests).
 //
-//   DATA_DIR/snapshots/blobs/<aa>/<sha256>        file contents (sha256 = plain SHA-256 of the bytes)
-//   DATA_DIR/snapshots/packs/<id>.pack            the same contents, one pack per checkpoint: what makes them durable
+//   DATA_DIR/snapshots/packs/<id>.pack            file contents (pack.ts), one pack per checkpoint: every file it read
+//   DATA_DIR/snapshots/blobs/<aa>/<sha256>        loose copies a collector hard-links (sha256 = plain SHA-256 of the bytes)
 //   DATA_DIR/snapshots/manifests/<revision>.json  canonical manifest; its digest is the revision
 //
-// A checkpoint writes each new blob without an fsync of its own and appends the bytes it read to one
-// pack, which it fsyncs once (with its directory) before the manifest is published: after a crash a
-// loose blob may be missing or torn, and readBlob then finds its bytes in a pack. The stat cache
+// A checkpoint appends the bytes of each file it read to one pack, which it fsyncs once (with its
+// directory) before the manifest is published; it writes no file per blob. A collector writes the
+// loose blobs it links from the packs, without an fsync: after a crash one may be missing or torn, and
+// readBlob then finds its bytes in a pack again. The stat cache
 // (encodeStatCache) records what each regular file's lstat was when its digest was taken, so that
 // later scans read and hash only the files whose stat changed, as git's index does.
 
@@ -20,6 +21,7 @@ import * as crypto from 'node:crypto';
 import { badInput, localState } from '../errors.js';
 import { randomBytes } from '../crypto/random.js';
 import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, writeNewFile } from '../fs/safe.js';
+import { PackSet, PackWriter } from './pack.js';
 
 // child_process is loaded only for git work trees: the Stop hooks scan on every stop, most often
 // without git, and loading it costs them start-up time. (getBuiltinModule, not createRequire: the Stop
@@ -1112,10 +1114,6 @@ export function readWorkspaceLater(root: string, cache?: StatCache, previous?: W
  */
 export const BLOB_MODE = 0o444;
 
-/** The first bytes of a pack; then records of a raw 32-byte SHA-256, a u64be length and the bytes. */
-const PACK_MAGIC = Buffer.from('agentscm-pack-v1\n', 'latin1');
-const PACK_RECORD_HEAD = 40;
-
 /** What a checkpoint recorded: the snapshot, and the stat cache of its regular files. */
 export interface RecordedSnapshot {
   readonly revision: string;
@@ -1124,58 +1122,13 @@ export interface RecordedSnapshot {
   readonly statCache: { readonly scannedAtMs: number; readonly entries: Buffer };
 }
 
-/**
- * One checkpoint's pack: every file it read, appended as read, made durable by one fsync of the pack
- * and one of its directory. Until published it has a temporary name that no reader looks at.
- */
-class PackWriter {
-  private fd: number | undefined;
-  private readonly tmp: string;
-  private offset = 0;
-  constructor(private readonly dir: string) {
-    this.tmp = path.join(dir, `.${process.pid}.${randomBytes(8).toString('hex')}.pack.tmp`);
-  }
-
-  add(sha256: string, bytes: Buffer): void {
-    if (this.fd === undefined) {
-      this.fd = fs.openSync(this.tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o400);
-      this.write(PACK_MAGIC);
-    }
-    const head = Buffer.alloc(PACK_RECORD_HEAD);
-    head.write(sha256, 0, 32, 'hex');
-    head.writeBigUInt64BE(BigInt(bytes.length), 32);
-    this.write(head);
-    this.write(bytes);
-  }
-
-  private write(b: Buffer): void {
-    let off = 0;
-    while (off < b.length) off += fs.writeSync(this.fd!, b, off, b.length - off, this.offset + off);
-    this.offset += b.length;
-  }
-
-  /** Makes the pack durable under its final name (none when nothing was added). */
-  publish(): void {
-    if (this.fd === undefined) return;
-    fs.fsyncSync(this.fd);
-    fs.closeSync(this.fd);
-    this.fd = undefined;
-    fs.linkSync(this.tmp, path.join(this.dir, path.basename(this.tmp).slice(1).replace(/\.tmp$/, '')));
-    fs.unlinkSync(this.tmp);
-    fsyncDir(this.dir);
-  }
-
-  discard(): void {
-    if (this.fd !== undefined) fs.closeSync(this.fd);
-    this.fd = undefined;
-    fs.rmSync(this.tmp, { force: true });
-  }
-}
-
 export class SnapshotStore {
   readonly root: string;
+  /** The packs' indexes, loaded on the first read that needs them. */
+  private readonly packs: PackSet;
   constructor(readonly dataDir: string) {
     this.root = path.join(dataDir, 'snapshots');
+    this.packs = new PackSet(path.join(this.root, 'packs'));
   }
 
   /** Where a blob is kept (create-only, never rewritten): what a materialized snapshot may hard-link. */
@@ -1189,33 +1142,26 @@ export class SnapshotStore {
 
   /**
    * Records the workspace as an immutable snapshot and returns its revision and the new stat cache.
-   * Files whose stat matches `cache` are neither read nor written: their blobs are the ones a completed
-   * checkpoint made durable. Every other file is read once: its blob is written when missing (no fsync
-   * of its own) and its bytes go to this checkpoint's pack, which is fsynced once before the manifest
-   * is published create-only (fsynced too). An existing snapshot is never rewritten, and a crash leaves
-   * at most unreferenced blobs and an unnamed temporary pack.
+   * Files whose stat matches `cache` are neither read nor written: their blobs are in the packs of the
+   * completed checkpoints before. Every other file is read once and its bytes go to this checkpoint's
+   * pack, which is fsynced once before the manifest is published create-only (fsynced too). No loose
+   * blob is written: a collector writes the ones it links (materializeBlob). An existing snapshot is
+   * never rewritten, and a crash leaves at most an unnamed temporary pack.
    */
   record(workspace: string, cache?: StatCache): RecordedSnapshot {
     const root = fs.realpathSync(workspace);
-    // The store's own directory too: a symlinked snapshots/ would publish blobs elsewhere.
+    // The store's own directory too: a symlinked snapshots/ would publish packs elsewhere.
     ensurePrivateDir(this.root, 'snapshot store');
-    ensurePrivateDir(path.join(this.root, 'blobs'), 'snapshot store');
     ensurePrivateDir(path.join(this.root, 'manifests'), 'snapshot store');
     ensurePrivateDir(path.join(this.root, 'packs'), 'snapshot store');
     const pack = new PackWriter(path.join(this.root, 'packs'));
-    const blobDirs = new Set<string>();
     let scan: WorkspaceScan;
     try {
       try {
-        scan = scanWorkspace(
-          root,
-          cache,
-          (e, bytes) => {
-            pack.add(e.sha256, bytes);
-            this.writeLooseBlob(e.sha256, bytes, blobDirs);
-          },
-          { stateDirs: [this.dataDir], baseManifest: (revision) => this.manifestBytes(revision) },
-        );
+        scan = scanWorkspace(root, cache, (e, bytes) => pack.add(e.sha256, bytes), {
+          stateDirs: [this.dataDir],
+          baseManifest: (revision) => this.manifestBytes(revision),
+        });
       } catch (e) {
         throw vanished(e);
       }
@@ -1233,22 +1179,25 @@ export class SnapshotStore {
   }
 
   /**
-   * Writes a blob that is missing: a temporary file linked to the blob's name (a name is never seen
-   * half-written), without an fsync: the pack holds the durable copy.
+   * Writes a loose blob of bytes already checked against sha256, unless its name exists, and returns
+   * its path: a temporary file linked to the blob's name (a name is never seen half-written), without
+   * an fsync (a pack holds the durable copy; a loose blob is what a collector hard-links).
    */
-  private writeLooseBlob(sha256: string, bytes: Buffer, dirs: Set<string>): void {
+  materializeBlob(sha256: string, bytes: Buffer): string {
     const file = this.blobPath(sha256);
     const dir = path.dirname(file);
-    if (!dirs.has(dir)) {
-      // Made without a directory fsync: a blob lost with its directory in a crash is in the pack.
-      if (!lstatOrUndefined(dir)) {
+    ensurePrivateDir(path.join(this.root, 'blobs'), 'snapshot store');
+    // Made without a directory fsync: a blob lost with its directory in a crash is in a pack.
+    if (!lstatOrUndefined(dir)) {
+      try {
         fs.mkdirSync(dir, { mode: 0o700 });
-        fs.chmodSync(dir, 0o700);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       }
-      ensurePrivateDir(dir, 'snapshot store');
-      dirs.add(dir);
+      fs.chmodSync(dir, 0o700);
     }
-    if (lstatOrUndefined(file)) return;
+    ensurePrivateDir(dir, 'snapshot store');
+    if (lstatOrUndefined(file)) return file;
     const tmp = path.join(dir, `.${sha256}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     // Readable by all (BLOB_MODE, whatever the umask): a collector materializes regular files by
     // hard-linking their blobs, and a container's user need not be the owner. The store's
@@ -1263,6 +1212,7 @@ export class SnapshotStore {
       }
     }
     fs.unlinkSync(tmp);
+    return file;
   }
 
   /** A manifest's stored bytes, unchecked; undefined when they cannot be read. */
@@ -1290,15 +1240,16 @@ export class SnapshotStore {
   }
 
   /**
-   * Reads a blob of at most maxBytes, checked against its SHA-256: the loose blob, or, when that is
-   * missing or not those bytes (a crash after the checkpoint that wrote it, before the system wrote it
-   * out), the copy in a pack. Returns 'limit' when over maxBytes, undefined when found nowhere.
+   * Reads a blob of at most maxBytes, checked against its SHA-256: the loose blob when there is one (a
+   * collector wrote it, or a store made before packs), else, or when it is not those bytes (torn by a
+   * crash before the system wrote it out), the copy in a pack. Returns 'limit' when over maxBytes,
+   * undefined when found nowhere.
    */
   readBlob(sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
     const loose = this.readLooseBlob(sha256, maxBytes);
     if (loose === 'limit') return loose;
     if (loose !== undefined && crypto.createHash('sha256').update(loose).digest('hex') === sha256) return loose;
-    return this.readPackedBlob(sha256, maxBytes);
+    return this.packs.read(sha256, maxBytes);
   }
 
   /**
@@ -1329,48 +1280,5 @@ export class SnapshotStore {
     } finally {
       fs.closeSync(fd);
     }
-  }
-
-  /** Finds a blob's bytes in the packs (a rare path: only after a crash), checked against its SHA-256. */
-  private readPackedBlob(sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
-    const dir = path.join(this.root, 'packs');
-    let names: string[];
-    try {
-      names = fs.readdirSync(dir).filter((n) => n.endsWith('.pack')).sort();
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw localState('snapshot store unreadable', 'STORE_UNAVAILABLE');
-    }
-    const want = Buffer.from(sha256, 'hex');
-    for (const name of names) {
-      let fd: number;
-      try {
-        fd = fs.openSync(path.join(dir, name), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-      } catch {
-        continue;
-      }
-      try {
-        const size = fs.fstatSync(fd).size;
-        const head = Buffer.alloc(PACK_RECORD_HEAD);
-        const magic = Buffer.alloc(PACK_MAGIC.length);
-        if (fs.readSync(fd, magic, 0, magic.length, 0) !== magic.length || !magic.equals(PACK_MAGIC)) continue;
-        for (let at = PACK_MAGIC.length; at + PACK_RECORD_HEAD <= size; ) {
-          if (fs.readSync(fd, head, 0, PACK_RECORD_HEAD, at) !== PACK_RECORD_HEAD) break;
-          const len = Number(head.readBigUInt64BE(32));
-          const body = at + PACK_RECORD_HEAD;
-          if (body + len > size) break;
-          if (head.subarray(0, 32).equals(want)) {
-            if (len > maxBytes) return 'limit';
-            const buf = Buffer.alloc(len);
-            if (len > 0 && fs.readSync(fd, buf, 0, len, body) !== len) break;
-            if (crypto.createHash('sha256').update(buf).digest('hex') === sha256) return buf;
-          }
-          at = body + len;
-        }
-      } finally {
-        fs.closeSync(fd);
-      }
-    }
-    return undefined;
   }
 }

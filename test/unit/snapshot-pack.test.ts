@@ -1,0 +1,156 @@
+// Snapshot packs (src/core/native/pack.ts) on disk: the v2 bytes against a vector written out here by
+// hand, reads through the index, the v1 packs of older stores and a v2 pack whose index does not check
+// out (both read by walking their records), a pack published after a reader missed, and the bounds.
+
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { PackSet, PackWriter } from '../../src/core/native/pack.js';
+
+const roots: string[] = [];
+after(() => roots.forEach((r) => fs.rmSync(r, { recursive: true, force: true })));
+
+function tmp(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-pack-'));
+  roots.push(d);
+  return d;
+}
+
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+const u64 = (n: number) => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n));
+  return b;
+};
+
+const A = Buffer.from('alpha\n');
+const B = Buffer.from('second blob\n');
+
+function packs(dir: string): string[] {
+  return fs.readdirSync(dir).filter((n) => n.endsWith('.pack'));
+}
+
+describe('snapshot packs', () => {
+  it('writes records in the order read, each distinct blob once, then the index sorted by SHA-256 and the trailer', () => {
+    const dir = tmp();
+    const w = new PackWriter(dir);
+    w.add(sha(A), A);
+    w.add(sha(B), B);
+    w.add(sha(A), A);
+    w.publish();
+    const [name] = packs(dir);
+    assert.ok(name, 'one pack');
+    assert.deepEqual(fs.readdirSync(dir), [name], 'no temporary file is left');
+    assert.equal(fs.statSync(path.join(dir, name!)).mode & 0o777, 0o400);
+
+    // The bytes, spelled out: magic, two records, index (sorted by digest), trailer.
+    const magic = Buffer.from('agentscm-pack-v2\n', 'latin1');
+    const recA = Buffer.concat([Buffer.from(sha(A), 'hex'), u64(A.length), A]);
+    const recB = Buffer.concat([Buffer.from(sha(B), 'hex'), u64(B.length), B]);
+    const atA = magic.length + 40;
+    const atB = magic.length + recA.length + 40;
+    const ix = [
+      { d: sha(A), at: atA, len: A.length },
+      { d: sha(B), at: atB, len: B.length },
+    ].sort((x, y) => (x.d < y.d ? -1 : 1));
+    const index = Buffer.concat(ix.map((e) => Buffer.concat([Buffer.from(e.d, 'hex'), u64(e.at), u64(e.len)])));
+    const indexAt = magic.length + recA.length + recB.length;
+    const want = Buffer.concat([magic, recA, recB, index, u64(indexAt), u64(2), Buffer.from('agentscm-pack-ix', 'latin1')]);
+    assert.deepEqual(fs.readFileSync(path.join(dir, name!)), want);
+    // The vector's own first bytes, independent of the writer above.
+    assert.equal(want.subarray(0, 17).toString('hex'), '6167656e7473636d2d7061636b2d76320a');
+
+    const set = new PackSet(dir);
+    assert.deepEqual(set.read(sha(A), 1 << 20), A);
+    assert.deepEqual(set.read(sha(B), 1 << 20), B);
+    assert.equal(set.read(sha('absent'), 1 << 20), undefined);
+
+    // Reads go through the index: with record A's own digest changed, A is still found where the index
+    // says (a walk of the records would not find it).
+    const file = path.join(dir, name!);
+    const bytes = fs.readFileSync(file);
+    bytes[magic.length] = bytes[magic.length]! ^ 0xff;
+    fs.chmodSync(file, 0o600);
+    fs.writeFileSync(file, bytes);
+    assert.deepEqual(new PackSet(dir).read(sha(A), 1 << 20), A);
+  });
+
+  it('answers limit from the index without reading, and nothing for a record whose bytes are not its digest', () => {
+    const dir = tmp();
+    const w = new PackWriter(dir);
+    w.add(sha(B), B);
+    w.publish();
+    assert.equal(new PackSet(dir).read(sha(B), B.length - 1), 'limit');
+    assert.deepEqual(new PackSet(dir).read(sha(B), B.length), B);
+    // One byte of the blob changed on disk: the index still points at it, the digest check refuses it.
+    const file = path.join(dir, packs(dir)[0]!);
+    const bytes = fs.readFileSync(file);
+    bytes[17 + 40] = bytes[17 + 40]! ^ 1;
+    fs.chmodSync(file, 0o600);
+    fs.writeFileSync(file, bytes);
+    assert.equal(new PackSet(dir).read(sha(B), 1 << 20), undefined);
+  });
+
+  it('reads v1 packs and a v2 pack whose index does not check out by walking their records', () => {
+    const dir = tmp();
+    // v1: records only, the last one torn (as a crash may have left it before v2).
+    const v1 = Buffer.concat([Buffer.from('agentscm-pack-v1\n', 'latin1'), Buffer.from(sha(A), 'hex'), u64(A.length), A, Buffer.from(sha(B), 'hex'), u64(B.length), B.subarray(0, 3)]);
+    fs.writeFileSync(path.join(dir, 'old.pack'), v1);
+    const set = new PackSet(dir);
+    assert.deepEqual(set.read(sha(A), 1 << 20), A);
+    assert.equal(set.read(sha(B), 1 << 20), undefined);
+
+    const dir2 = tmp();
+    const w = new PackWriter(dir2);
+    w.add(sha(A), A);
+    w.add(sha(B), B);
+    w.publish();
+    const file = path.join(dir2, packs(dir2)[0]!);
+    const bytes = fs.readFileSync(file);
+    // Swap the two index entries: out of order, so the index is not used; the records still are.
+    const indexAt = Number(bytes.readBigUInt64BE(bytes.length - 32));
+    const e0 = Buffer.from(bytes.subarray(indexAt, indexAt + 48));
+    bytes.copy(bytes, indexAt, indexAt + 48, indexAt + 96);
+    e0.copy(bytes, indexAt + 48);
+    fs.chmodSync(file, 0o600);
+    fs.writeFileSync(file, bytes);
+    const set2 = new PackSet(dir2);
+    assert.deepEqual(set2.read(sha(A), 1 << 20), A);
+    assert.deepEqual(set2.read(sha(B), 1 << 20), B);
+  });
+
+  it('finds a pack published after a read missed, and never reads a temporary pack', () => {
+    const dir = path.join(tmp(), 'packs');
+    const set = new PackSet(dir);
+    assert.equal(set.read(sha(A), 1 << 20), undefined, 'no packs directory yet');
+    fs.mkdirSync(dir, { recursive: true });
+    const w = new PackWriter(dir);
+    w.add(sha(A), A);
+    assert.equal(set.read(sha(A), 1 << 20), undefined, 'an unpublished pack is not read');
+    w.publish();
+    assert.deepEqual(set.read(sha(A), 1 << 20), A);
+    const empty = new PackWriter(dir);
+    empty.publish();
+    assert.equal(packs(dir).length, 1, 'a pack with nothing added is not written');
+    const discarded = new PackWriter(dir);
+    discarded.add(sha(B), B);
+    discarded.discard();
+    assert.equal(fs.readdirSync(dir).length, 1, 'a discarded pack leaves nothing');
+  });
+
+  it('writes a blob larger than its write chunk whole', () => {
+    const dir = tmp();
+    const big = Buffer.alloc(3 * (1 << 20) + 5, 0x5a);
+    const w = new PackWriter(dir);
+    w.add(sha(A), A);
+    w.add(sha(big), big);
+    w.add(sha(B), B);
+    w.publish();
+    const set = new PackSet(dir);
+    assert.deepEqual(set.read(sha(big), big.length), big);
+    assert.deepEqual(set.read(sha(B), 1 << 20), B);
+  });
+});
