@@ -182,7 +182,8 @@ function find(p: LoadedPack, want: Buffer): number {
   return -1;
 }
 
-function readAt(file: string, offset: number, length: number): Buffer | undefined {
+/** Runs fn on the pack file opened for reading (never through a symlink); undefined when it cannot be opened. */
+function withPack<T>(file: string, fn: (fd: number) => T | undefined): T | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
@@ -190,6 +191,14 @@ function readAt(file: string, offset: number, length: number): Buffer | undefine
     return undefined;
   }
   try {
+    return fn(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readAt(file: string, offset: number, length: number): Buffer | undefined {
+  return withPack(file, (fd) => {
     const buf = Buffer.alloc(length);
     let off = 0;
     while (off < length) {
@@ -198,41 +207,39 @@ function readAt(file: string, offset: number, length: number): Buffer | undefine
       off += n;
     }
     return buf;
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
 
 /** A pack's index: its own when it checks out, else one made by walking its records; undefined when unreadable. */
 function loadPack(file: string): LoadedPack | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
+  return withPack(file, (fd) => {
     const size = fs.fstatSync(fd).size;
     const magic = Buffer.alloc(MAGIC.length);
     if (fs.readSync(fd, magic, 0, magic.length, 0) !== magic.length) return undefined;
     let end = size;
     if (magic.equals(MAGIC)) {
-      const own = ownIndex(fd, size);
+      const trailer = readTrailer(fd, size);
+      const own = trailer && ownIndex(fd, size, trailer);
       if (own !== undefined) return { file, entries: own, fan: fanOf(own) };
-      end = recordsEnd(fd, size) ?? size;
+      // The records end where the trailer says the index starts, when that is plausible.
+      const at = trailer ? Number(trailer.readBigUInt64BE(0)) : size;
+      end = at >= MAGIC.length && at <= size ? at : size;
     } else if (!magic.equals(MAGIC_V1)) return undefined;
     const walked = walkRecords(fd, end);
     return { file, entries: walked, fan: fanOf(walked) };
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
 
-/** The index a v2 pack carries, when its trailer and order check out. */
-function ownIndex(fd: number, size: number): Buffer | undefined {
+/** A v2 pack's trailer, when it ends with the tag. */
+function readTrailer(fd: number, size: number): Buffer | undefined {
   if (size < MAGIC.length + TRAILER) return undefined;
   const trailer = Buffer.alloc(TRAILER);
   if (fs.readSync(fd, trailer, 0, TRAILER, size - TRAILER) !== TRAILER || !trailer.subarray(16).equals(TRAILER_TAG)) return undefined;
+  return trailer;
+}
+
+/** The index a v2 pack carries, when its trailer, bounds and order check out. */
+function ownIndex(fd: number, size: number, trailer: Buffer): Buffer | undefined {
   const at = Number(trailer.readBigUInt64BE(0));
   const count = Number(trailer.readBigUInt64BE(8));
   if (at < MAGIC.length || at + count * INDEX_ENTRY + TRAILER !== size) return undefined;
@@ -246,15 +253,6 @@ function ownIndex(fd: number, size: number): Buffer | undefined {
     if (i > 0 && entries.compare(entries, (i - 1) * INDEX_ENTRY, (i - 1) * INDEX_ENTRY + 32, i * INDEX_ENTRY, i * INDEX_ENTRY + 32) <= 0) return undefined;
   }
   return entries;
-}
-
-/** Where a v2 pack's records end by its trailer, when the trailer is plausible. */
-function recordsEnd(fd: number, size: number): number | undefined {
-  if (size < MAGIC.length + TRAILER) return undefined;
-  const trailer = Buffer.alloc(TRAILER);
-  if (fs.readSync(fd, trailer, 0, TRAILER, size - TRAILER) !== TRAILER) return undefined;
-  const at = Number(trailer.readBigUInt64BE(0));
-  return at >= MAGIC.length && at <= size ? at : undefined;
 }
 
 /** An index made by walking a pack's records up to end (the first that does not fit ends the walk). */
