@@ -120,21 +120,24 @@ interface LoadedPack {
  */
 export class PackSet {
   private readonly loaded = new Map<string, LoadedPack>();
+  private listed = false;
 
   constructor(private readonly dir: string) {}
 
   /**
    * A blob's bytes from the packs, checked against its SHA-256: 'limit' when it is over maxBytes,
-   * undefined when no pack holds it.
+   * undefined when no pack holds it. The packs are listed on the first read; `lookAgain` lists them
+   * again when the loaded ones miss, for packs published since.
    */
-  read(sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
+  read(sha256: string, maxBytes: number, lookAgain = true): Buffer | 'limit' | undefined {
     const want = Buffer.from(sha256, 'hex');
-    const first = this.readFrom([...this.loaded.values()], want, sha256, maxBytes);
-    if (first !== undefined) return first;
+    if (!this.listed) this.loadNew();
+    const first = this.readFrom(this.loaded.values(), want, sha256, maxBytes);
+    if (first !== undefined || !lookAgain) return first;
     return this.readFrom(this.loadNew(), want, sha256, maxBytes);
   }
 
-  private readFrom(packs: readonly LoadedPack[], want: Buffer, sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
+  private readFrom(packs: Iterable<LoadedPack>, want: Buffer, sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
     for (const p of packs) {
       const at = find(p, want);
       if (at < 0) continue;
@@ -149,6 +152,7 @@ export class PackSet {
 
   /** Loads the packs not loaded yet (in name order) and returns them. */
   private loadNew(): LoadedPack[] {
+    this.listed = true;
     let names: string[];
     try {
       names = fs.readdirSync(this.dir).filter((n) => n.endsWith('.pack') && !n.startsWith('.')).sort();

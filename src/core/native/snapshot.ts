@@ -1240,12 +1240,14 @@ export class SnapshotStore {
   }
 
   /**
-   * Reads a blob of at most maxBytes, checked against its SHA-256: the loose blob when there is one (a
-   * collector wrote it, or a store made before packs), else, or when it is not those bytes (torn by a
-   * crash before the system wrote it out), the copy in a pack. Returns 'limit' when over maxBytes,
-   * undefined when found nowhere.
+   * Reads a blob of at most maxBytes, checked against its SHA-256: from the packs listed so far, else
+   * the loose blob (a store made before packs), else a pack published since. A loose blob that is not
+   * those bytes (torn by a crash before the system wrote it out) is passed over. Returns 'limit' when
+   * over maxBytes, undefined when found nowhere.
    */
   readBlob(sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
+    const packed = this.packs.read(sha256, maxBytes, false);
+    if (packed !== undefined) return packed;
     const loose = this.readLooseBlob(sha256, maxBytes);
     if (loose === 'limit') return loose;
     if (loose !== undefined && crypto.createHash('sha256').update(loose).digest('hex') === sha256) return loose;
