@@ -35,8 +35,8 @@ export function checkpoint(dataDir: string, input: { repository: string; profile
         snapshot = new SnapshotStore(dataDir).record(input.workspace, cache);
       } catch (e) {
         // Refused (a symlink that escapes, a device, an unreadable file) before any Change version was
-        // recorded: the checkpoint had no effect, so the workspace row is put back as it was. Blobs it
-        // may have published are content-addressed and referenced by nothing.
+        // recorded: the checkpoint had no effect, so the workspace row is put back as it was. The pack
+        // it may have published holds content-addressed bytes that no manifest names.
         try {
           abandonCheckpoint(ws, pending);
         } catch {
