@@ -53,8 +53,8 @@ export interface LinkedUnverified {
  * linking them on some disks (about 0.4 ms each against 0.02 ms here, at times), and the blob is
  * immutable. A blob with no loose copy yet (a checkpoint writes packs only) is read from its pack,
  * checked, written as a loose blob once (SnapshotStore.materializeBlob) and linked, so that later runs
- * of the snapshots that share it only link. Every other entry (executables, symlinks, blobs of older stores, a data dir on another
- * file system) is read once, checked against its SHA-256 and written with O_EXCL|O_NOFOLLOW in the
+ * of the snapshots that share it only link. Every other entry (executables, symlinks, blobs of older
+ * stores, a data dir on another file system) is read once, checked against its SHA-256 and written with O_EXCL|O_NOFOLLOW in the
  * mode a link would show, so the tree is the same either way: regular files 0o444, executables 0o555.
  * Every directory is made exactly once (EEXIST is corruption, not something to step over). Nothing is
  * fsynced: the snapshot is derived data, and a run that crashes before its container started finds no

@@ -92,6 +92,8 @@ describe('snapshot packs', () => {
     fs.chmodSync(file, 0o600);
     fs.writeFileSync(file, bytes);
     assert.equal(new PackSet(dir).read(sha(B), 1 << 20), undefined);
+    // With those bytes changed, the limit answer still comes: it was given without reading them.
+    assert.equal(new PackSet(dir).read(sha(B), B.length - 1), 'limit');
   });
 
   it('reads v1 packs and a v2 pack whose index does not check out by walking their records', () => {

@@ -142,6 +142,17 @@ export async function readBoundedInputFrom(file: string, maxBytes: number, what:
   return Buffer.concat(chunks, total);
 }
 
+/** Reads exactly `length` bytes of fd at `position`; undefined when the file ends before them. */
+export function readExactly(fd: number, length: number, position: number): Buffer | undefined {
+  const buf = Buffer.alloc(length);
+  for (let off = 0; off < length; ) {
+    const n = fs.readSync(fd, buf, off, length - off, position + off);
+    if (n === 0) return undefined;
+    off += n;
+  }
+  return buf;
+}
+
 export function fsyncDir(dir: string): void {
   const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {

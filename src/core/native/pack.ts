@@ -10,12 +10,12 @@
 // only) are read by walking their records, as is a v2 pack whose index does not check out. Every blob
 // read from a pack is checked against its SHA-256 by the caller.
 
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { sha256Hex } from '../crypto/digest.js';
 import { randomBytes } from '../crypto/random.js';
 import { localState } from '../errors.js';
-import { fsyncDir } from '../fs/safe.js';
+import { fsyncDir, readExactly } from '../fs/safe.js';
 
 const MAGIC_V1 = Buffer.from('agentscm-pack-v1\n', 'latin1');
 const MAGIC = Buffer.from('agentscm-pack-v2\n', 'latin1');
@@ -144,8 +144,8 @@ export class PackSet {
       const offset = Number(p.entries.readBigUInt64BE(at + 32));
       const length = Number(p.entries.readBigUInt64BE(at + 40));
       if (length > maxBytes) return 'limit';
-      const bytes = readAt(p.file, offset, length);
-      if (bytes !== undefined && crypto.createHash('sha256').update(bytes).digest('hex') === sha256) return bytes;
+      const bytes = withPack(p.file, (fd) => readExactly(fd, length, offset));
+      if (bytes !== undefined && sha256Hex(bytes) === sha256) return bytes;
     }
     return undefined;
   }
@@ -201,19 +201,6 @@ function withPack<T>(file: string, fn: (fd: number) => T | undefined): T | undef
   }
 }
 
-function readAt(file: string, offset: number, length: number): Buffer | undefined {
-  return withPack(file, (fd) => {
-    const buf = Buffer.alloc(length);
-    let off = 0;
-    while (off < length) {
-      const n = fs.readSync(fd, buf, off, length - off, offset + off);
-      if (n === 0) return undefined;
-      off += n;
-    }
-    return buf;
-  });
-}
-
 /** A pack's index: its own when it checks out, else one made by walking its records; undefined when unreadable. */
 function loadPack(file: string): LoadedPack | undefined {
   return withPack(file, (fd) => {
@@ -223,11 +210,13 @@ function loadPack(file: string): LoadedPack | undefined {
     let end = size;
     if (magic.equals(MAGIC)) {
       const trailer = readTrailer(fd, size);
-      const own = trailer && ownIndex(fd, size, trailer);
-      if (own !== undefined) return { file, entries: own, fan: fanOf(own) };
-      // The records end where the trailer says the index starts, when that is plausible.
-      const at = trailer ? Number(trailer.readBigUInt64BE(0)) : size;
-      end = at >= MAGIC.length && at <= size ? at : size;
+      if (trailer) {
+        const own = ownIndex(fd, size, trailer);
+        if (own !== undefined) return { file, entries: own, fan: fanOf(own) };
+        // The records end where the trailer says the index starts, when that is plausible.
+        const at = Number(trailer.readBigUInt64BE(0));
+        if (at >= MAGIC.length && at <= size) end = at;
+      }
     } else if (!magic.equals(MAGIC_V1)) return undefined;
     const walked = walkRecords(fd, end);
     return { file, entries: walked, fan: fanOf(walked) };

@@ -17,10 +17,9 @@ import * as path from 'node:path';
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
 import { compareUtf8 } from '../canonical/json.js';
 import { DOMAINS, domainDigest, HEX64, sha256Hex } from '../crypto/digest.js';
-import * as crypto from 'node:crypto';
 import { badInput, localState } from '../errors.js';
 import { randomBytes } from '../crypto/random.js';
-import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, writeNewFile } from '../fs/safe.js';
+import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, readExactly, writeNewFile } from '../fs/safe.js';
 import { PackSet, PackWriter } from './pack.js';
 
 // child_process is loaded only for git work trees: the Stop hooks scan on every stop, most often
@@ -1126,6 +1125,8 @@ export class SnapshotStore {
   readonly root: string;
   /** The packs' indexes, loaded on the first read that needs them. */
   private readonly packs: PackSet;
+  /** Blob directories this store has made or checked (materializeBlob checks each once). */
+  private readonly blobDirs = new Set<string>();
   constructor(readonly dataDir: string) {
     this.root = path.join(dataDir, 'snapshots');
     this.packs = new PackSet(path.join(this.root, 'packs'));
@@ -1186,17 +1187,20 @@ export class SnapshotStore {
   materializeBlob(sha256: string, bytes: Buffer): string {
     const file = this.blobPath(sha256);
     const dir = path.dirname(file);
-    ensurePrivateDir(path.join(this.root, 'blobs'), 'snapshot store');
-    // Made without a directory fsync: a blob lost with its directory in a crash is in a pack.
-    if (!lstatOrUndefined(dir)) {
-      try {
-        fs.mkdirSync(dir, { mode: 0o700 });
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    if (!this.blobDirs.has(dir)) {
+      ensurePrivateDir(path.join(this.root, 'blobs'), 'snapshot store');
+      // Made without a directory fsync: a blob lost with its directory in a crash is in a pack.
+      if (!lstatOrUndefined(dir)) {
+        try {
+          fs.mkdirSync(dir, { mode: 0o700 });
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        }
+        fs.chmodSync(dir, 0o700);
       }
-      fs.chmodSync(dir, 0o700);
+      ensurePrivateDir(dir, 'snapshot store');
+      this.blobDirs.add(dir);
     }
-    ensurePrivateDir(dir, 'snapshot store');
     if (lstatOrUndefined(file)) return file;
     const tmp = path.join(dir, `.${sha256}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     // Readable by all (BLOB_MODE, whatever the umask): a collector materializes regular files by
@@ -1250,7 +1254,7 @@ export class SnapshotStore {
     if (packed !== undefined) return packed;
     const loose = this.readLooseBlob(sha256, maxBytes);
     if (loose === 'limit') return loose;
-    if (loose !== undefined && crypto.createHash('sha256').update(loose).digest('hex') === sha256) return loose;
+    if (loose !== undefined && sha256Hex(loose) === sha256) return loose;
     return this.packs.read(sha256, maxBytes);
   }
 
@@ -1271,14 +1275,7 @@ export class SnapshotStore {
       const st = fs.fstatSync(fd);
       if (!st.isFile()) return undefined;
       if (st.size > maxBytes) return 'limit';
-      const buf = Buffer.alloc(st.size);
-      let off = 0;
-      while (off < st.size) {
-        const n = fs.readSync(fd, buf, off, st.size - off, off);
-        if (n === 0) break;
-        off += n;
-      }
-      return off === st.size ? buf : undefined;
+      return readExactly(fd, st.size, 0);
     } finally {
       fs.closeSync(fd);
     }
