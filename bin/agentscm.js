@@ -16,14 +16,19 @@ function versionModule() {
   }
 }
 /**
- * collect's one-file entry (src/entries/collect.ts): the same parser, runner and
+ * The one-file entries of single commands (src/entries/one-command.ts): the same parser, runner and
  * command module with a table of that one command, without the ES module loader. Help and version
  * flags (their text comes from the whole table) and a build without the bundle go to the full CLI.
  */
-function collectEntry(args) {
-  if (args.some((a) => a === '--help' || a === '-h' || a.startsWith('--help=') || a === '--version')) return undefined;
+const ONE_COMMAND_ENTRIES = {
+  collect: '../dist/bundles/agentscm-collect-entry.cjs',
+  checkpoint: '../dist/bundles/agentscm-checkpoint-entry.cjs',
+};
+function oneCommandEntry(args) {
+  const bundle = args[0] === 'agent-task' && args[1] === 'collect' ? ONE_COMMAND_ENTRIES.collect : args[0] === 'checkpoint' ? ONE_COMMAND_ENTRIES.checkpoint : undefined;
+  if (bundle === undefined || args.some((a) => a === '--help' || a === '-h' || a.startsWith('--help=') || a === '--version')) return undefined;
   try {
-    return require('../dist/bundles/agentscm-collect-entry.cjs');
+    return require(bundle);
   } catch (e) {
     if (e.code !== 'MODULE_NOT_FOUND') throw e;
     return undefined;
@@ -37,8 +42,7 @@ if (major < 20 || (major === 20 && minor < 19)) {
     process.stdout.write(versionLine('agentscm') + '\n');
   });
 } else {
-  const collect = argv[0] === 'agent-task' && argv[1] === 'collect';
-  const entry = collect && collectEntry(argv);
+  const entry = oneCommandEntry(argv);
   if (entry) {
     entry.main(argv).then((code) => {
       process.exitCode = code;

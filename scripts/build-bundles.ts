@@ -6,7 +6,11 @@
 //   version.cjs                         src/version.ts, for the launchers' bare --version
 //   stage-worker.cjs                    the snapshot staging worker (src/collectors/stage-worker.ts)
 //   agentscm-collect.body.cjs (+.cache) agent-task collect's body (collect-flow.ts and what it imports)
-//   agentscm-collect-entry.cjs          agent-task collect's one-file entry (src/entries/collect.ts)
+//   agentscm-collect-entry.cjs          agent-task collect's one-file entry: a loader
+//                                       (src/entries/one-command-loader.ts) of
+//   agentscm-collect-entry.body.cjs     src/entries/collect.ts and what it imports but the body
+//   agentscm-checkpoint-entry.cjs       checkpoint's one-file entry: the same loader, of
+//   agentscm-checkpoint-entry.body.cjs (+.cache)  src/entries/checkpoint.ts and everything it imports
 //   agentscm-stop-hook.cjs              the task Stop hooks as install-stop registers them: a small loader
 //                                       (src/entries/stop-hook-loader.ts) of
 //   agentscm-stop-hook.body.cjs (+.cache)  src/entries/stop-hook.ts and everything it imports
@@ -30,7 +34,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheFileOf } from '../src/cli/code-cache.js';
 import { BODY_NAME, CACHE_NAME } from '../src/entries/stop-hook-files.js';
-import { exampleCheckpointedWorkspace } from './example-authority.js';
+import { exampleAuthority, exampleCheckpointedWorkspace } from './example-authority.js';
 import { bundledSqliteOptions, checkOnlySqliteBundled } from './bundle-sqlite.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -143,37 +147,84 @@ if (warmedCollect.status !== 0) {
   process.stderr.write(`build-bundles: no code cache for agent-task collect (${warmedCollect.stderr.trim()}); it works without it\n`);
 }
 
-// agent-task collect's one-file entry (src/entries/collect.ts), which bin/agentscm.js runs for a plain
-// collect instead of importing the ES module command table. Its modules' own URLs (import.meta.url: where
-// collect.ts finds the body, stager.ts the worker) are their places under dist/src, computed from the
-// bundle's directory at run time; collect-flow.js, which collect.ts imports only when the body bundle is
-// missing, stays outside.
-const entryOut = out('agentscm-collect-entry.cjs');
-const entryResult = await build({
-  ...common,
-  entryPoints: [compiled('entries/collect.js')],
-  outfile: entryOut,
-  external: ['better-sqlite3', 'dockerode', 'ink', 'react', 'zod'],
-  banner: { js: 'const __agentscmModuleUrl = (rel) => require("node:url").pathToFileURL(require("node:path").join(__dirname, rel)).href;' },
-  metafile: true,
-  plugins: [
-    {
-      name: 'collect-entry',
-      setup(b) {
-        b.onResolve({ filter: /\/collect-flow\.js$/ }, () => ({ path: '../src/commands/agent-task/collect-flow.js', external: true }));
-        b.onLoad({ filter: /\/dist\/src\/.*\.js$/ }, async (args) => {
-          const text = await fs.promises.readFile(args.path, 'utf8');
-          if (!text.includes('import.meta.url')) return undefined;
-          const rel = path.relative(path.dirname(entryOut), args.path);
-          return { contents: text.replaceAll('import.meta.url', `__agentscmModuleUrl(${JSON.stringify(rel)})`), loader: 'js' };
-        });
+/**
+ * A one-file entry of a single command (src/entries/one-command.ts), which bin/agentscm.js runs for a
+ * plain invocation of it instead of importing the ES module command table: `<name>.body.cjs`, loaded with
+ * a code cache by `<name>.cjs` (src/entries/one-command-loader.ts). Its modules' own URLs
+ * (import.meta.url: where collect.ts finds the body, stager.ts the worker) are their places under
+ * dist/src, computed from the bundle's directory at run time; `outside` names compiled modules that stay
+ * files of their own. commander (the argv parser, src/cli/argv.ts) is the one package bundled in.
+ */
+async function oneCommandEntry(entry: string, name: string, external: readonly string[], outside: Readonly<Record<string, string>> = {}): Promise<string> {
+  const body = out(name.replace(/\.cjs$/, '.body.cjs'));
+  const result = await build({
+    ...common,
+    entryPoints: [compiled(entry)],
+    outfile: body,
+    external: [...external],
+    banner: { js: 'const __agentscmModuleUrl = (rel) => require("node:url").pathToFileURL(require("node:path").join(__dirname, rel)).href;' },
+    // Whitespace and comments out, as in the hook bodies: every run reads the whole body.
+    minifyWhitespace: true,
+    metafile: true,
+    ...withBundlePlugins({ plugins: [
+      {
+        name: 'one-command-entry',
+        setup(b) {
+          for (const [filter, rel] of Object.entries(outside)) b.onResolve({ filter: new RegExp(filter) }, () => ({ path: rel, external: true }));
+          b.onLoad({ filter: /\/dist\/src\/.*\.js$/ }, async (args) => {
+            const text = await fs.promises.readFile(args.path, 'utf8');
+            if (!text.includes('import.meta.url')) return undefined;
+            const rel = path.relative(path.dirname(body), args.path);
+            return { contents: text.replaceAll('import.meta.url', `__agentscmModuleUrl(${JSON.stringify(rel)})`), loader: 'js' };
+          });
+        },
       },
-    },
-  ],
+    ] }),
+  });
+  const foreign = foreignInputs(result.metafile, ['commander/']);
+  if (foreign.length > 0) throw new Error(`${body} would bundle packages other than commander: ${foreign.join(', ')}`);
+  await build({ ...common, packages: 'external', entryPoints: [compiled('entries/one-command-loader.js')], outfile: out(name) });
+  return body;
+}
+
+// agent-task collect's entry (src/entries/collect.ts); collect-flow.js, which collect.ts imports only
+// when the body bundle is missing, stays outside. Its code cache is Node's own (22.1 and later): a
+// warm-up run would need an engine and a claimed attempt.
+await oneCommandEntry('entries/collect.js', 'agentscm-collect-entry.cjs', ['better-sqlite3', 'dockerode', 'ink', 'react', 'zod'], {
+  '/collect-flow\\.js$': '../src/commands/agent-task/collect-flow.js',
 });
-// commander (the argv parser, src/cli/argv.ts) is the one package bundled in.
-const entryForeign = foreignInputs(entryResult.metafile, ['commander/']);
-if (entryForeign.length > 0) throw new Error(`${entryOut} would bundle packages other than commander: ${entryForeign.join(', ')}`);
+
+// checkpoint's entry (src/entries/checkpoint.ts), with the command module and everything it imports. Its
+// code cache comes from a second checkpoint of the example workspace as a git work tree: the stat cache
+// and the git listing cache answer, and one edited file is read, as in most checkpoints.
+const checkpointBody = await oneCommandEntry('entries/checkpoint.js', 'agentscm-checkpoint-entry.cjs', ['better-sqlite3', 'zod']);
+function warmCheckpoint(): void {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-checkpoint-cache-'));
+  try {
+    const dataDir = path.join(tmp, 'data');
+    exampleAuthority(dataDir, { owner: 'build', agent: 'code-cache' });
+    const ws = path.join(tmp, 'ws');
+    fs.cpSync(path.join(root, 'examples', 'workspace'), ws, { recursive: true });
+    const git = spawnSync('git', ['init', '-q'], { cwd: ws, encoding: 'utf8' });
+    if (git.status !== 0) throw new Error(`git init failed: ${git.stderr}`);
+    const args = ['checkpoint', 'c1', '--data-dir', dataDir, '--repository', 'acme/demo', '--profile', 'default', '--workspace', ws, '--json'];
+    const first = spawnSync(process.execPath, [path.join(root, 'bin', 'agentscm.js'), ...args], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+    if (first.status !== 0) throw new Error(`first checkpoint failed: ${first.stderr}`);
+    const edited = fs.readdirSync(ws, { recursive: true, withFileTypes: true }).find((d) => d.isFile() && !d.parentPath.includes('.git'));
+    if (edited === undefined) throw new Error('the example workspace has no file');
+    fs.appendFileSync(path.join(edited.parentPath, edited.name), '\n');
+    const r = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'warm-code-cache.js'), checkpointBody, cacheFileOf(checkpointBody), ...args], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+    if (r.status !== 0 || !r.stdout.startsWith('{"subject"')) throw new Error(`warm-up checkpoint failed: ${r.stderr}`);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+try {
+  warmCheckpoint();
+} catch (e) {
+  fs.rmSync(cacheFileOf(checkpointBody), { force: true });
+  process.stderr.write(`build-bundles: no code cache for checkpoint (${(e as Error).message}); it works without it\n`);
+}
 
 // ---- the task Stop hooks (skill-workflow task-stop|task-codex-stop) -------------------------------------
 

@@ -63,14 +63,18 @@ const enableCompileCache = (nodeModule as { enableCompileCache?: () => unknown }
 export const hasCompileCache = (): boolean => typeof enableCompileCache === 'function';
 
 /**
- * Runs a body (a path beside the loader) as this process's program, with the code cache this Node
- * offers. `req` is the loader's own require: on Node 20 it is the body's require too.
+ * Loads a body (a path beside the loader) with the code cache this Node offers and returns its exports.
+ * `req` is the loader's own require: on Node 20 it is the body's require too.
  */
-export function runBundle(file: string, req: NodeJS.Require): void {
+export function requireBundle(file: string, req: NodeJS.Require): object {
   if (enableCompileCache) {
     enableCompileCache();
-    req(file);
-    return;
+    return req(file) as object;
   }
-  loadBody(compileBodyCached(file, cacheFileOf(file)), file, path.dirname(file), req);
+  return loadBody(compileBodyCached(file, cacheFileOf(file)), file, path.dirname(file), req);
+}
+
+/** Runs a body (a path beside the loader) as this process's program: requireBundle, its exports unused. */
+export function runBundle(file: string, req: NodeJS.Require): void {
+  requireBundle(file, req);
 }

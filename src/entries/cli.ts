@@ -10,6 +10,7 @@ import {
   CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, HUB_KEY, KEY_DIR, PROFILE, REMOTE_CALL, REMOTE_CHANGE_ARG, REPOSITORY, TASK_SELECT, TOKEN_FILE,
 } from '../cli/shared-options.js';
 import { processContext } from '../cli/process-context.js';
+import { CHECKPOINT_SPEC_DATA } from './checkpoint-spec.js';
 import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './collect-spec.js';
 import { redactSecrets } from '../core/treering/sensitivity.js';
 import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from '../version.js';
@@ -845,18 +846,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     load: () => import('../commands/authority/collector-profile-template.js'),
   },
-  {
-    path: ['checkpoint'],
-    summary: 'record the workspace as an immutable snapshot and a new Change version (a fresh subject)',
-    details:
-      'In a git work tree the file set is `git ls-files -co --exclude-standard`; otherwise every file. Symlinks that leave the ' +
-      'workspace are refused. Prints the new subject (revision, context digest, policy epoch) and its task ids, and `git`: ' +
-      'for a profile with publish_forge_status, the work tree\'s HEAD and whether the snapshot equals its tree. The target\'s revision ' +
-      'now is recorded as this version\'s base, which `land` swaps from.',
-    args: [{ name: 'CHANGE', help: 'the Change id', required: true }],
-    options: [DATA_DIR, REPOSITORY, PROFILE, { flag: 'workspace', value: 'PATH', help: 'the workspace directory', required: true }],
-    load: () => import('../commands/checkpoint.js'),
-  },
+  { ...CHECKPOINT_SPEC_DATA, load: () => import('../commands/checkpoint.js') },
   {
     path: ['approve'],
     summary: 'approve the Change\'s current subject after rechecking admission (trusted-local, on the data dir)',
