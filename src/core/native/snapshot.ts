@@ -20,6 +20,7 @@ import { DOMAINS, domainDigest, HEX64, sha256Hex } from '../crypto/digest.js';
 import { badInput, localState } from '../errors.js';
 import { randomBytes } from '../crypto/random.js';
 import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, readExactly, writeNewFile } from '../fs/safe.js';
+import { lstatMany, STAT_FIELDS, StatHelpers } from '../fs/lstat-many.js';
 import { PackSet, PackWriter } from './pack.js';
 
 // child_process is loaded only for git work trees: the Stop hooks scan on every stop, most often
@@ -117,19 +118,29 @@ class Listed {
   readonly paths: string[] = [];
   stats = new Float64Array(5 * 1024);
   push(p: string, st: fs.Stats): void {
+    const s = this.grown();
     const i = this.paths.length;
-    if (5 * i + 5 > this.stats.length) {
-      const more = new Float64Array(this.stats.length * 2);
-      more.set(this.stats);
-      this.stats = more;
-    }
     this.paths.push(p);
-    const s = this.stats;
     s[5 * i] = st.mode;
     s[5 * i + 1] = st.size;
     s[5 * i + 2] = st.mtimeMs;
     s[5 * i + 3] = st.ctimeMs;
     s[5 * i + 4] = st.ino;
+  }
+  /** push, from lstatMany's five numbers at `from[k]`. */
+  pushNumbers(p: string, from: Float64Array, k: number): void {
+    const s = this.grown();
+    s.set(from.subarray(k, k + 5), 5 * this.paths.length);
+    this.paths.push(p);
+  }
+  /** The stats array, grown when full. */
+  private grown(): Float64Array {
+    if (5 * this.paths.length + 5 > this.stats.length) {
+      const more = new Float64Array(this.stats.length * 2);
+      more.set(this.stats);
+      this.stats = more;
+    }
+    return this.stats;
   }
   get length(): number {
     return this.paths.length;
@@ -158,6 +169,7 @@ class Listed {
 }
 
 const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
 const isRegular = (mode: number) => (mode & S_IFMT) === 0o100000;
 const isLink = (mode: number) => (mode & S_IFMT) === 0o120000;
 
@@ -240,10 +252,18 @@ export function listingClean(root: string, lc: ListingCache, scannedAtMs: number
  * tracks the same paths, lc with the index's new stat (taken before its paths were asked), so that the
  * next scan need not ask git again. Undefined: the listing does not answer.
  */
-function checkedListing(root: string, lc: ListingCache, scannedAtMs: number): ListingCache | undefined {
+function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, helpers?: StatHelpers): ListingCache | undefined {
+  // Most watched paths are directories: their lstat calls go first, all at once (lstatMany).
+  const dirs = lc.watch.filter((w) => w.kind === WATCH_DIR);
+  const dirStats = lstatMany('', dirs.map((w) => abs(root, w.path)), helpers, 'missing');
+  let d = 0;
   let refreshed: WatchItem[] | undefined;
   for (let i = 0; i < lc.watch.length; i++) {
     const w = lc.watch[i]!;
+    if (w.kind === WATCH_DIR) {
+      if (numbersClean(w.stat, dirStats, STAT_FIELDS * d++, scannedAtMs)) continue;
+      return undefined;
+    }
     if (watchClean(root, w, scannedAtMs)) continue;
     const st = w.kind === WATCH_INDEX ? watchStat(root, w) : undefined;
     if (st === undefined) return undefined;
@@ -257,6 +277,15 @@ function checkedListing(root: string, lc: ListingCache, scannedAtMs: number): Li
     (refreshed ??= [...lc.watch])[i] = { kind: w.kind, path: w.path, stat: statKey(st) };
   }
   return refreshed === undefined ? lc : { ...lc, watch: refreshed };
+}
+
+/** watchClean of a directory from lstatMany's numbers at s[k] (st_mode 0: it does not exist). */
+function numbersClean(c: StatKey | undefined, s: Float64Array, k: number, scannedAtMs: number): boolean {
+  if (c === undefined || s[k] === 0) return c === undefined && s[k] === 0;
+  return (
+    c.mode === s[k] && c.size === s[k + 1] && c.mtimeMs === s[k + 2] && c.ctimeMs === s[k + 3] && c.ino === s[k + 4] &&
+    Math.max(s[k + 2]!, s[k + 3]!) < scannedAtMs - RACY_MARGIN_MS
+  );
 }
 
 const trackedDigest = (root: string) => sha256Hex(execFileSync('git', ['ls-files', '-c', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }));
@@ -389,13 +418,21 @@ function gitListing(root: string, g: GitRoot): { listed: string[]; cache: Listin
   return { listed, cache: same ? { envDigest, indexDigest, watch, listed } : undefined };
 }
 
-/** lstat's each listed path; missing ones (deleted tracked files) and directories (submodules) are not content. */
-function statListed(root: string, listed: readonly string[], excluded: readonly string[]): Listed {
+/**
+ * lstat's each listed path (lstatMany, with the helper threads if given); missing ones (deleted tracked
+ * files) and directories (submodules) are not content. A listing of more paths than a snapshot may hold
+ * files goes in windows of that many, so that it is refused without lstat'ing every path.
+ */
+function statListed(root: string, listed: readonly string[], excluded: readonly string[], helpers: StatHelpers | undefined): Listed {
+  const paths = listed.filter((p) => !isToolState(p, excluded));
   const out = new Listed();
-  for (const p of listed) {
-    if (isToolState(p, excluded)) continue;
-    const s = lstatOrUndefined(root + '/' + p);
-    if (s !== undefined && !s.isDirectory()) out.push(p, s);
+  for (let w = 0; w < paths.length; w += MAX_SNAPSHOT_FILES) {
+    const window = paths.length <= MAX_SNAPSHOT_FILES ? paths : paths.slice(w, w + MAX_SNAPSHOT_FILES);
+    const st = lstatMany(root + '/', window, helpers);
+    for (let i = 0; i < window.length; i++) {
+      const mode = st[STAT_FIELDS * i]!;
+      if (mode !== 0 && (mode & S_IFMT) !== S_IFDIR) out.pushNumbers(window[i]!, st, STAT_FIELDS * i);
+    }
     if (out.length > MAX_SNAPSHOT_FILES) throw badInput(`workspace has more than ${MAX_SNAPSHOT_FILES} files`, 'WORKSPACE_TOO_LARGE');
   }
   return out;
@@ -411,12 +448,21 @@ function listFiles(root: string, cache: StatCache | undefined, anyGitEnv: boolea
   if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
   const excluded = excludedDirsOf(root, stateDirs);
   const lc = cache?.listing;
-  const kept = lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest()) ? checkedListing(root, lc, cache!.scannedAtMs) : undefined;
-  if (kept !== undefined) return { files: statListed(root, kept.listed, excluded), listing: kept };
-  const g = gitRoot(root);
-  if (g !== undefined) {
-    const { listed, cache: made } = gitListing(root, g);
-    return { files: statListed(root, listed, excluded), listing: made };
+  const reusable = lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest());
+  // Helper threads for the lstat calls of a large listing start now, to be running when they come;
+  // they stop when the listing is done.
+  let helpers = reusable ? StatHelpers.start(lc.listed.length + lc.watch.length) : undefined;
+  try {
+    const kept = reusable ? checkedListing(root, lc, cache!.scannedAtMs, helpers) : undefined;
+    if (kept !== undefined) return { files: statListed(root, kept.listed, excluded, helpers), listing: kept };
+    const g = gitRoot(root);
+    if (g !== undefined) {
+      const { listed, cache: made } = gitListing(root, g);
+      helpers ??= StatHelpers.start(listed.length);
+      return { files: statListed(root, listed, excluded, helpers), listing: made };
+    }
+  } finally {
+    helpers?.stop();
   }
   const out = new Listed();
   walk(root, '', out, excluded);
