@@ -130,8 +130,9 @@ class Listed {
   /** push, from lstatMany's five numbers at `from[k]`. */
   pushNumbers(p: string, from: Float64Array, k: number): void {
     const s = this.grown();
-    s.set(from.subarray(k, k + 5), 5 * this.paths.length);
+    const i = 5 * this.paths.length;
     this.paths.push(p);
+    for (let f = 0; f < 5; f++) s[i + f] = from[k + f]!;
   }
   /** The stats array, grown when full. */
   private grown(): Float64Array {
