@@ -12,7 +12,7 @@
 // workspace-scale): a scan of 100,000 files gained about a sixth, one of 20,000 nothing.
 
 import * as fs from 'node:fs';
-import * as os from 'node:os';
+import type * as nodeOs from 'node:os';
 import type * as workerThreads from 'node:worker_threads';
 import { lstatOrUndefined } from './safe.js';
 
@@ -64,6 +64,8 @@ export class StatHelpers {
 
   /** Starts helpers for about `expected` paths, or none (few paths, one core, threads unavailable). */
   static start(expected: number): StatHelpers | undefined {
+    // node:os and node:worker_threads load only here: a scan of a small workspace (most Stop hooks) needs neither.
+    const os = process.getBuiltinModule('node:os') as typeof nodeOs;
     const count = Math.min(MAX_HELPERS, os.availableParallelism() - 1, Math.floor(expected / STAT_HELPER_MIN));
     if (count < 1) return undefined;
     const { Worker } = process.getBuiltinModule('node:worker_threads') as typeof workerThreads;
