@@ -4,6 +4,10 @@
 import type { CommandContext } from './types.js';
 
 export function processContext(program: 'agentscm' | 'tree-ring'): CommandContext {
+  // A reader that went away (`agentscm … | head`) is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
   // stdin is a getter: creating process.stdin costs a stream (and net) that most commands never use.
   return {
     stdout: process.stdout,

@@ -4,7 +4,6 @@
 // the man pages are generated from this table (src/cli/help.ts, scripts/gen-man.ts).
 
 import { runProgram, type Program } from '../cli/run.js';
-import { ClientConfig } from '../cli/client-config.js';
 import type { CommandSpec, GroupSpec, OptionSpec } from '../cli/types.js';
 import {
   CA_FILE, CALL_EXIT, CHANGE_ARG, DATA_DIR, DOCKER_HOST, ENDPOINT, HUB_CALL, HUB_KEY, KEY_DIR, PROFILE, REMOTE_CALL, REMOTE_CHANGE_ARG, REPOSITORY, TASK_SELECT, TOKEN_FILE,
@@ -13,7 +12,8 @@ import { processContext } from '../cli/process-context.js';
 import { CHECKPOINT_SPEC_DATA } from './checkpoint-spec.js';
 import { AGENT_TASK_GROUP, COLLECT_SPEC_DATA } from './collect-spec.js';
 import { redactSecrets } from '../core/treering/sensitivity.js';
-import { AGENTSCM_VERSION, TREE_RING_VERSION, versionLine } from '../version.js';
+import { TREE_RING_VERSION, versionLine } from '../version.js';
+import { agentscmProgram } from './one-command.js';
 
 // ---- shared option specs -------------------------------------------------------------------------
 
@@ -1149,15 +1149,8 @@ export const COMMANDS: readonly CommandSpec[] = [
 // ---- programs ------------------------------------------------------------------------------------
 
 export const AGENTSCM: Program = {
-  name: 'agentscm',
-  version: AGENTSCM_VERSION,
-  versionLine: versionLine('agentscm'),
-  commands: COMMANDS,
-  groups: GROUPS,
-  defaultErrorPolicy: 'agentscm',
-  clientConfig: (env, cwd) => new ClientConfig(env, cwd),
+  ...agentscmProgram(COMMANDS, GROUPS),
   subprograms: [{ group: 'tree-ring', name: 'tree-ring', versionLine: versionLine('tree-ring') }],
-  redact: redactSecrets,
 };
 
 /** `tree-ring X` is `agentscm tree-ring X`: the same specs with the group word dropped. */
@@ -1176,12 +1169,6 @@ export const TREE_RING: Program = {
   ],
 };
 
-export { processContext };
-
 export async function main(argv: readonly string[], program: 'agentscm' | 'tree-ring'): Promise<number> {
-  // A reader that went away (`agentscm … | head`) is not an error worth a stack trace.
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-  });
   return runProgram(program === 'agentscm' ? AGENTSCM : TREE_RING, argv, processContext(program));
 }

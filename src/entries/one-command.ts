@@ -11,13 +11,13 @@ import { processContext } from '../cli/process-context.js';
 import { redactSecrets } from '../core/treering/sensitivity.js';
 import { AGENTSCM_VERSION, versionLine } from '../version.js';
 
-/** The program of agentscm with only `command` (and the groups it belongs to) in its table. */
-export function oneCommandProgram(command: CommandSpec, groups: readonly GroupSpec[] = []): Program {
+/** The program of agentscm with `commands` (and the groups they belong to) in its table. */
+export function agentscmProgram(commands: readonly CommandSpec[], groups: readonly GroupSpec[]): Program {
   return {
     name: 'agentscm',
     version: AGENTSCM_VERSION,
     versionLine: versionLine('agentscm'),
-    commands: [command],
+    commands,
     groups,
     defaultErrorPolicy: 'agentscm',
     clientConfig: (env, cwd) => new ClientConfig(env, cwd),
@@ -25,11 +25,8 @@ export function oneCommandProgram(command: CommandSpec, groups: readonly GroupSp
   };
 }
 
+/** The program of agentscm with only `command` (and the groups it belongs to) in its table. */
+export const oneCommandProgram = (command: CommandSpec, groups: readonly GroupSpec[] = []): Program => agentscmProgram([command], groups);
+
 /** Runs argv as src/entries/cli.ts main does; the caller sets the exit code. */
-export async function runOneCommand(program: Program, argv: readonly string[]): Promise<number> {
-  // A reader that went away (`agentscm … | head`) is not an error worth a stack trace.
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-  });
-  return runProgram(program, argv, processContext('agentscm'));
-}
+export const runOneCommand = (program: Program, argv: readonly string[]): Promise<number> => runProgram(program, argv, processContext('agentscm'));

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { AgentscmError } from '../../src/core/errors.js';
-import { lstatMany, STAT_FIELDS, STAT_HELPER_MIN, StatHelpers } from '../../src/core/fs/lstat-many.js';
+import { lstatMany, STAT_CHUNK, STAT_FIELDS, STAT_HELPER_MIN, StatHelpers } from '../../src/core/fs/lstat-many.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-lstat-many-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -73,6 +73,23 @@ describe('lstatMany', () => {
     await sleep(50);
     assert.deepEqual(lstatMany(root + '/', paths, helpers), expected(paths));
     assert.equal(helpers.helped, 0);
+  });
+
+  it('does the chunks of a helper that stopped in the middle itself, after STALL_MS without progress', () => {
+    // A stand-in for a helper that took the second chunk and died before marking it done (a real one
+    // cannot be stopped at that point on purpose): the caller must not wait for it for ever.
+    const stalled = {
+      helped: 0,
+      share(_prefix: string, _paths: readonly string[], _out: Float64Array, ctl: Int32Array) {
+        Atomics.add(ctl, 0, STAT_CHUNK);
+      },
+    } as unknown as StatHelpers;
+    const many = Array.from({ length: 3 }, () => paths).flat();
+    const started = Date.now();
+    const got = lstatMany(root + '/', many, stalled);
+    assert.deepEqual(got, expected(many), 'the stalled chunk was done again');
+    assert.equal(stalled.helped, STAT_CHUNK, 'the caller did all but the chunk the helper took');
+    assert.ok(Date.now() - started >= 1900, 'the caller waited for the helper first');
   });
 
   it('starts no helper for fewer paths than STAT_HELPER_MIN', () => {

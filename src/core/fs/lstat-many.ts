@@ -21,7 +21,9 @@ export const STAT_FIELDS = 5;
 /** Fewer paths than this are lstat'ed on the calling thread alone. */
 export const STAT_HELPER_MIN = 32768;
 const MAX_HELPERS = 3;
-const CHUNK = 256;
+/** Paths a thread takes at a time. */
+export const STAT_CHUNK = 256;
+const CHUNK = STAT_CHUNK;
 /** st_mode of a path the helper could not lstat (not its absence): the caller does it again. */
 const REDO = -1;
 

@@ -283,10 +283,7 @@ function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, hel
 /** watchClean of a directory from lstatMany's numbers at s[k] (st_mode 0: it does not exist). */
 function numbersClean(c: StatKey | undefined, s: Float64Array, k: number, scannedAtMs: number): boolean {
   if (c === undefined || s[k] === 0) return c === undefined && s[k] === 0;
-  return (
-    c.mode === s[k] && c.size === s[k + 1] && c.mtimeMs === s[k + 2] && c.ctimeMs === s[k + 3] && c.ino === s[k + 4] &&
-    Math.max(s[k + 2]!, s[k + 3]!) < scannedAtMs - RACY_MARGIN_MS
-  );
+  return keyClean(c, s[k]!, s[k + 1]!, s[k + 2]!, s[k + 3]!, s[k + 4]!, scannedAtMs);
 }
 
 const trackedDigest = (root: string) => sha256Hex(execFileSync('git', ['ls-files', '-c', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }));
@@ -579,16 +576,16 @@ export const RACY_MARGIN_MS = 2000;
  * Whether a cached entry still describes the file: the same size, mtime, ctime, inode and mode, and
  * not racily clean against the cache's scan start.
  */
-export function statClean(c: StatKey, st: fs.Stats, scannedAtMs: number): boolean {
-  return (
-    c.size === st.size &&
-    c.mtimeMs === st.mtimeMs &&
-    c.ctimeMs === st.ctimeMs &&
-    c.ino === st.ino &&
-    c.mode === st.mode &&
-    Math.max(st.mtimeMs, st.ctimeMs) < scannedAtMs - RACY_MARGIN_MS
-  );
+export const statClean = (c: StatKey, st: fs.Stats, scannedAtMs: number): boolean =>
+  keyClean(c, st.mode, st.size, st.mtimeMs, st.ctimeMs, st.ino, scannedAtMs);
+
+/** statClean of a stat given as its five numbers. */
+function keyClean(c: StatKey, mode: number, size: number, mtimeMs: number, ctimeMs: number, ino: number, scannedAtMs: number): boolean {
+  return c.mode === mode && c.size === size && c.mtimeMs === mtimeMs && c.ctimeMs === ctimeMs && c.ino === ino && notRacy(mtimeMs, ctimeMs, scannedAtMs);
 }
+
+/** Whether a stat with these times may be trusted by a cache whose scan began at scannedAtMs (RACY_MARGIN_MS). */
+const notRacy = (mtimeMs: number, ctimeMs: number, scannedAtMs: number): boolean => Math.max(mtimeMs, ctimeMs) < scannedAtMs - RACY_MARGIN_MS;
 
 /** statClean against entry i of a decoded cache, read from its bytes. */
 function entryClean(c: StatCache, i: number, files: Listed, k: number): boolean {
@@ -601,7 +598,7 @@ function entryClean(c: StatCache, i: number, files: Listed, k: number): boolean 
     b.readDoubleLE(o + 12) === s[5 * k + 2] &&
     b.readDoubleLE(o + 20) === s[5 * k + 3] &&
     b.readDoubleLE(o + 28) === s[5 * k + 4] &&
-    Math.max(s[5 * k + 2]!, s[5 * k + 3]!) < c.scannedAtMs - RACY_MARGIN_MS
+    notRacy(s[5 * k + 2]!, s[5 * k + 3]!, c.scannedAtMs)
   );
 }
 
