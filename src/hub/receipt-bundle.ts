@@ -71,6 +71,6 @@ export function handleReceiptBundle(ctx: ReadContext, scope: Scope, req: Receipt
     enrollments: [...enrollments.values()],
     passedTests,
     hubPublicKey: key.publicKey,
-    sign: (m) => sign(m, key.secretKey),
+    sign: (m) => sign(m, key.signingKey),
   });
 }

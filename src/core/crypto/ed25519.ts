@@ -25,7 +25,11 @@ export function generateKeyPair(): KeyPair {
 /** PKCS#8 DER of an Ed25519 private key, up to the 32 seed bytes (RFC 8410). */
 const PKCS8_SEED_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
-function privateKeyOf(seed: Uint8Array): KeyObject {
+/**
+ * The node:crypto key of a seed. Making it parses PKCS#8 (about a millisecond in OpenSSL 3's decoder):
+ * a signer of many messages (the Hub's receipt key) makes it once and passes it to sign.
+ */
+export function privateKeyOf(seed: Uint8Array): KeyObject {
   if (seed.length !== 32) throw badInput('an Ed25519 secret key is 32 bytes', 'BAD_SECRET_KEY');
   return createPrivateKey({ key: Buffer.concat([PKCS8_SEED_PREFIX, seed]), format: 'der', type: 'pkcs8' });
 }
@@ -35,8 +39,9 @@ export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
   return new Uint8Array(spki.subarray(spki.length - 32));
 }
 
-export function sign(message: Uint8Array, secretKey: Uint8Array): Uint8Array {
-  return new Uint8Array(nodeSign(null, message, privateKeyOf(secretKey)));
+/** The RFC 8032 signature of message by the seed secretKey, or by its key made with privateKeyOf. */
+export function sign(message: Uint8Array, secretKey: Uint8Array | KeyObject): Uint8Array {
+  return new Uint8Array(nodeSign(null, message, secretKey instanceof Uint8Array ? privateKeyOf(secretKey) : secretKey));
 }
 
 /** Strict verification; false for any malformed or non-canonical input, never throws. */
