@@ -61,7 +61,7 @@ function collectorTransferLive(ctx: ReadContext, a: AttemptRow): boolean {
 }
 
 /** The views of a subject's tasks (keyed by its memoized task list), while what they rest on is unchanged. */
-const keptViews = new WeakMap<readonly Task[], { journal: JournalStore; authority: AuthorityStore; journalGen: number; authorityGen: number; views: readonly TaskView[] }>();
+const keptViews = new WeakMap<readonly Task[], { journal: JournalStore | undefined; authority: AuthorityStore; journalGen: number | undefined; authorityGen: number; views: readonly TaskView[] }>();
 
 /**
  * Every task's state from the journal, then graph blocking (a dependency that failed or is unsure).
@@ -73,7 +73,8 @@ export function taskViews(ctx: ReadContext, tasks: readonly Task[]): readonly Ta
   const journal = ctx.journal();
   const authorityGen = ctx.authority.memoGeneration();
   const journalGen = journal?.readsGeneration();
-  if (journal === undefined || authorityGen === undefined || journalGen === undefined) return computeViews(ctx, journal, tasks);
+  // Without a journal yet (no task was ever claimed) every view is pending: kept until a journal appears.
+  if (authorityGen === undefined || (journal !== undefined && journalGen === undefined)) return computeViews(ctx, journal, tasks);
   const kept = keptViews.get(tasks);
   if (kept && kept.journal === journal && kept.authority === ctx.authority && kept.journalGen === journalGen && kept.authorityGen === authorityGen) return kept.views;
   const views = computeViews(ctx, journal, tasks);

@@ -98,9 +98,12 @@ export function receiptBody(authority: AuthorityStore, subject: Subject, evidenc
  * subject, every named transfer still retained with its original bytes, and every registration,
  * profile installation and originating grant still current. `code` says why not.
  */
+/** liveReceipt of a subject without a receipt: one object, so that answers kept per receipt check (reads.ts) are found again. */
+const NO_RECEIPT = Object.freeze({ digest: undefined, code: undefined });
+
 export function liveReceipt(journal: JournalStore | undefined, authority: AuthorityStore, subject: Subject): { readonly digest: string | undefined; readonly code: string | undefined } {
   const digest = journal?.receiptFor(subject);
-  if (!journal || digest === undefined) return { digest: undefined, code: undefined };
+  if (!journal || digest === undefined) return NO_RECEIPT;
   // The result rests on journal rows and the authority's memoized lookups only: kept while the journal
   // is unchanged (remembered) under the authority memo's generation, so a change in either store, by any
   // process, counts from the next request. Without a usable memo it is checked afresh.

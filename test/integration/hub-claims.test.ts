@@ -105,6 +105,13 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
   let winner: Doc;
   let winnerArgs: () => string[];
 
+  test('before any claim (no journal yet) the answers are pending, the same each time', () => {
+    assert.equal(fs.existsSync(path.join(s.dataDir, 'journal.sqlite')), false);
+    const first = qual('c1');
+    assert.deepEqual(qual('c1'), first);
+    assert.equal((first.tasks as Doc[]).find((t) => t.step_id === 'assert')!.state, 'pending');
+  });
+
   test('16 parallel clients claim one task: exactly one wins, the journal holds one attempt', async () => {
     const task = tasksOf('c1').assert!;
     const args = (i: number) => callArgs(s, hub.url, 'claim', 'c1', '--task-id', task, '--lease-ms', '600000', '--request-id', `race-${i}`, '--execution-operation-id', `exec-${i}`);
@@ -120,6 +127,8 @@ describe('reference Hub: claims, fences, idempotency, results, recovery', () => 
     winnerArgs = () => args(wi);
     assert.equal(winner.attempt.fence, 1);
     assert.equal(winner.attempt.state, 'leased');
+    // The answers the Hub kept while there was no journal give way to the journal the claim created.
+    assert.equal((qual('c1').tasks as Doc[]).find((t) => t.step_id === 'assert')!.state, 'claimed');
     assert.ok(winner.attempt.lease_ms <= 600000);
     const db = new Database(path.join(s.dataDir, 'journal.sqlite'), { readonly: true });
     try {
