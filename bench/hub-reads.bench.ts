@@ -131,6 +131,50 @@ async function finish(p: Prepared): Promise<{ rps: number; cpuUs: number; hwm: n
   }
 }
 
+/** The bytes of one answer (post discards them). */
+function answerOf(url: URL, pathname: string, token: string, body: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: pathname, method: 'POST', agent: false, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// The floor of this host for the same clients: a bare node:http server that reads the body and sends
+// an answer of the Hub's size, nothing else (argv[1]: the answer's length).
+const FLOOR_SERVER = `
+const http = require('node:http');
+const body = Buffer.from(JSON.stringify({ pad: 'x'.repeat(Math.max(0, Number(process.argv[1]) - 10)) }));
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); });
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write('http://127.0.0.1:' + server.address().port + '\\n'));
+`;
+
+/** The floor server's requests/s and CPU per request under the same load as the Hub's (reported, no target). */
+async function bareFloor(answerBytes: number, pathname: string, body: string, seconds: number): Promise<string> {
+  const child = spawn(process.execPath, ['-e', FLOOR_SERVER, String(answerBytes)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const url = new URL(await new Promise<string>((resolve) => child.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!))));
+    await load(url, pathname, '', body, 1);
+    const cpu0 = cpuSeconds(child.pid!);
+    const r = await load(url, pathname, '', body, seconds);
+    const cpu1 = cpuSeconds(child.pid!);
+    const us = cpu0 !== undefined && cpu1 !== undefined ? `, server CPU ${(((cpu1 - cpu0) / r.n) * 1e6).toFixed(0)} us/request` : '';
+    return `${'node:http'.padEnd(13)} ${(r.n / r.elapsed).toFixed(0).padStart(6)} req/s  p50 ${percentile(r.lat, 50).toFixed(2)} ms${us}  (a bare server answering ${answerBytes} fixed bytes to the same clients: this host's floor, no target)`;
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 async function load(url: URL, pathname: string, token: string, body: string, seconds: number): Promise<{ n: number; elapsed: number; lat: number[] }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
   const lat: number[] = [];
@@ -192,6 +236,10 @@ export async function run(options: { seconds?: number } = {}): Promise<BenchResu
         const us = ((cpu1 - cpu0) / r.n) * 1e6;
         lines.push(`${''.padEnd(13)} Hub CPU ${us.toFixed(0)} us/request (~${(1e6 / us).toFixed(0)} req/s per core)`);
       }
+    }
+    if (process.env.AGENTSCM_BENCH_ONLY_LARGE !== '1') {
+      const answer = await answerOf(url, pathname, token, bodies.qualification);
+      lines.push(await bareFloor(answer.length, pathname, bodies.qualification, seconds));
     }
   } finally {
     child.kill('SIGTERM');

@@ -93,14 +93,14 @@ export function receiptBody(authority: AuthorityStore, subject: Subject, evidenc
   });
 }
 
+/** liveReceipt of a subject without a receipt: one object, so that answers kept per receipt check (reads.ts) are found again. */
+const NO_RECEIPT = Object.freeze({ digest: undefined, code: undefined });
+
 /**
  * The subject's receipt if it passes the live checks admission uses: the newest receipt of the exact
  * subject, every named transfer still retained with its original bytes, and every registration,
  * profile installation and originating grant still current. `code` says why not.
  */
-/** liveReceipt of a subject without a receipt: one object, so that answers kept per receipt check (reads.ts) are found again. */
-const NO_RECEIPT = Object.freeze({ digest: undefined, code: undefined });
-
 export function liveReceipt(journal: JournalStore | undefined, authority: AuthorityStore, subject: Subject): { readonly digest: string | undefined; readonly code: string | undefined } {
   const digest = journal?.receiptFor(subject);
   if (!journal || digest === undefined) return NO_RECEIPT;

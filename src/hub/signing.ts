@@ -2,9 +2,9 @@
 // to the request's subject and nonce (core/contract/answer-signature.ts), and receipt bundles' DSSE
 // envelopes (receipt-bundle.ts).
 
+import type { KeyObject } from 'node:crypto';
 import type { JsonValue } from '../core/canonical/json.js';
 import { HUB_SIGNATURE, qualificationSigningDigest } from '../core/contract/answer-signature.js';
-import type { KeyObject } from 'node:crypto';
 import { privateKeyOf, sign, toHex, verificationKeyId, type KeyPair } from '../core/crypto/ed25519.js';
 
 export interface ReceiptKey extends KeyPair {

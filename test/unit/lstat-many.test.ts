@@ -76,7 +76,7 @@ describe('lstatMany', () => {
   });
 
   it('does the chunks of a helper that stopped in the middle itself, after STALL_MS without progress', () => {
-    // A stand-in for a helper that took the second chunk and died before marking it done (a real one
+    // A stand-in for a helper that took the first chunk and died before marking it done (a real one
     // cannot be stopped at that point on purpose): the caller must not wait for it for ever.
     const stalled = {
       helped: 0,

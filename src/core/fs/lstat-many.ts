@@ -23,7 +23,6 @@ export const STAT_HELPER_MIN = 32768;
 const MAX_HELPERS = 3;
 /** Paths a thread takes at a time. */
 export const STAT_CHUNK = 256;
-const CHUNK = STAT_CHUNK;
 /** st_mode of a path the helper could not lstat (not its absence): the caller does it again. */
 const REDO = -1;
 
@@ -107,7 +106,7 @@ export class StatHelpers {
   /** Hands the paths to the helpers; they write into out, count in ctl and mark their chunks in done. */
   share(prefix: string, paths: readonly string[], out: Float64Array, ctl: Int32Array, done: Int32Array): void {
     const joined = paths.join('\0');
-    for (const w of this.workers) w.postMessage({ prefix, joined, out: out.buffer, ctl: ctl.buffer, done: done.buffer, chunk: CHUNK });
+    for (const w of this.workers) w.postMessage({ prefix, joined, out: out.buffer, ctl: ctl.buffer, done: done.buffer, chunk: STAT_CHUNK });
   }
 }
 
@@ -136,16 +135,16 @@ export function lstatMany(prefix: string, paths: readonly string[], helpers?: St
   }
   const out = new Float64Array(new SharedArrayBuffer(8 * STAT_FIELDS * n));
   const ctl = new Int32Array(new SharedArrayBuffer(8));
-  const done = new Int32Array(new SharedArrayBuffer(4 * Math.ceil(n / CHUNK)));
+  const done = new Int32Array(new SharedArrayBuffer(4 * Math.ceil(n / STAT_CHUNK)));
   helpers.share(prefix, paths, out, ctl, done);
   try {
     let mine = 0;
     for (;;) {
-      const start = Atomics.add(ctl, 0, CHUNK);
+      const start = Atomics.add(ctl, 0, STAT_CHUNK);
       if (start >= n) break;
-      const end = Math.min(n, start + CHUNK);
+      const end = Math.min(n, start + STAT_CHUNK);
       for (let i = start; i < end; i++) put(out, i);
-      Atomics.store(done, start / CHUNK, 1);
+      Atomics.store(done, start / STAT_CHUNK, 1);
       Atomics.add(ctl, 1, end - start);
       mine += end - start;
     }
@@ -157,7 +156,7 @@ export function lstatMany(prefix: string, paths: readonly string[], helpers?: St
       if (Atomics.wait(ctl, 1, count, STALL_MS) === 'timed-out' && Atomics.load(ctl, 1) === count) {
         for (let c = 0; c < done.length; c++) {
           if (Atomics.load(done, c) === 1) continue;
-          for (let i = c * CHUNK; i < Math.min(n, (c + 1) * CHUNK); i++) put(out, i);
+          for (let i = c * STAT_CHUNK; i < Math.min(n, (c + 1) * STAT_CHUNK); i++) put(out, i);
         }
         break;
       }
