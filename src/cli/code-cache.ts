@@ -2,17 +2,23 @@
 // Node's public APIs. Hooks and recall are fresh processes on every call, and much of their own time goes
 // to compiling the functions they run; a code cache spares later runs that work:
 //
-// - Node >= 22.1: `module.enableCompileCache()`, then the body is required as any CommonJS module. Node
-//   keeps the cache in its compile cache directory (NODE_COMPILE_CACHE, else one under the system's
-//   temporary directory), writes it on a run's exit and checks it against the body's contents itself.
-// - Node 20: the body is compiled with `vm.Script` and the `cachedData` the build stored beside it
-//   (`<body>.cache`, scripts/warm-code-cache.ts).
+// - The cache the build stores beside the body (`<body>.cache`, scripts/warm-code-cache.ts): V8's code
+//   cache taken after one real run of the body, so it holds every function that run compiled. The body
+//   is compiled with `vm.Script` and that `cachedData`, on every Node whose V8 accepts it (the Node that
+//   built it).
+// - Otherwise, on Node >= 22.1, Node's own compile cache: `module.enableCompileCache()`, then the body is
+//   required as any CommonJS module. Node keeps that cache in its compile cache directory
+//   (NODE_COMPILE_CACHE, else one under the system's temporary directory) and checks it against the
+//   body's contents itself, but it holds only what compiling the body's top level made: the functions a
+//   run calls are compiled again on every run (a Stop hook on Node 24 took about 120 ms with it against
+//   about 95 ms with the build's cache; bench/README.md).
+// - Otherwise (Node 20 with no cache that fits) the body is compiled as usual.
 //
 // A body that its loader hands modules of its own (agent-task collect's, src/commands/agent-task/collect.ts)
 // is compiled with vm.Script and its stored cache on every Node: require would give it Node's modules.
 //
-// A cache from another Node or V8 version is rejected by V8 itself, and the body is then compiled as
-// usual: the cache only changes speed, never behaviour.
+// A cache from another Node or V8 version is rejected by V8 itself: the cache only changes speed, never
+// behaviour.
 
 import * as fs from 'node:fs';
 import * as nodeModule from 'node:module';
@@ -63,15 +69,19 @@ const enableCompileCache = (nodeModule as { enableCompileCache?: () => unknown }
 export const hasCompileCache = (): boolean => typeof enableCompileCache === 'function';
 
 /**
- * Loads a body (a path beside the loader) with the code cache this Node offers and returns its exports.
- * `req` is the loader's own require: on Node 20 it is the body's require too.
+ * Loads a body (a path beside the loader) with the best code cache this Node can use and returns its
+ * exports: the build's stored cache when V8 accepts it, else Node's own compile cache where there is one
+ * (the body is then required), else none. `req` is the loader's own require: a body compiled with
+ * vm.Script gets it as its require too.
  */
 export function requireBundle(file: string, req: NodeJS.Require): object {
-  if (enableCompileCache) {
-    enableCompileCache();
-    return req(file) as object;
+  const stored = readCodeCache(cacheFileOf(file));
+  if (stored !== undefined || !enableCompileCache) {
+    const script = compileBody(file, stored);
+    if (script.cachedDataRejected !== true || !enableCompileCache) return loadBody(script, file, path.dirname(file), req);
   }
-  return loadBody(compileBodyCached(file, cacheFileOf(file)), file, path.dirname(file), req);
+  enableCompileCache!();
+  return req(file) as object;
 }
 
 /** Runs a body (a path beside the loader) as this process's program: requireBundle, its exports unused. */

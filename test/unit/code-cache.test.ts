@@ -1,5 +1,6 @@
-// The bundles' one loader (src/cli/code-cache.ts) runs a plain CommonJS body with the code cache this
-// Node offers: module.enableCompileCache (Node >= 22.1) or vm.Script's cachedData (Node 20).
+// The bundles' one loader (src/cli/code-cache.ts) runs a plain CommonJS body with the best code cache
+// this Node can use: the build's stored cache (vm.Script's cachedData) when V8 accepts it, else
+// module.enableCompileCache (Node >= 22.1) and a plain require, else none.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -12,7 +13,7 @@ import { cacheFileOf, compileBody, hasCompileCache, runBundle } from '../../src/
 
 const BODY = `'use strict';
 const path = require('node:path');
-globalThis.codeCacheTestRun = { filename: __filename, dirname: __dirname, base: path.basename(__filename), exportsIsModuleExports: exports === module.exports };
+globalThis.codeCacheTestRun = { filename: __filename, dirname: __dirname, base: path.basename(__filename), exportsIsModuleExports: exports === module.exports, required: require.cache[__filename] !== undefined };
 `;
 
 test('runBundle runs a body as a CommonJS module, with its own file name, directory and require', () => {
@@ -23,7 +24,8 @@ test('runBundle runs a body as a CommonJS module, with its own file name, direct
     const g = globalThis as { codeCacheTestRun?: Record<string, unknown> };
     delete g.codeCacheTestRun;
     runBundle(body, createRequire(body));
-    assert.deepEqual(g.codeCacheTestRun, { filename: body, dirname: dir, base: 'body.cjs', exportsIsModuleExports: true });
+    // No stored cache: Node's own compile cache and a plain require where this Node has it.
+    assert.deepEqual(g.codeCacheTestRun, { filename: body, dirname: dir, base: 'body.cjs', exportsIsModuleExports: true, required: hasCompileCache() });
     assert.equal(hasCompileCache(), typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === 'function');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -41,6 +43,33 @@ test('a stored vm.Script cache is accepted when it fits the body, rejected (and 
     assert.equal(compileBody(body, fs.readFileSync(cacheFileOf(body))).cachedDataRejected, false);
     fs.writeFileSync(body, `${BODY}// changed\n`);
     assert.equal(compileBody(body, fs.readFileSync(cacheFileOf(body))).cachedDataRejected, true);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('runBundle compiles the body with the stored cache when V8 accepts it, on every Node; a cache that does not fit leaves it to Node\'s compile cache where there is one', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-code-cache-'));
+  const g = globalThis as { codeCacheTestRun?: Record<string, unknown> };
+  try {
+    const run = (file: string): Record<string, unknown> | undefined => {
+      delete g.codeCacheTestRun;
+      runBundle(file, createRequire(file));
+      return g.codeCacheTestRun;
+    };
+    // A fitting cache, taken after a run as scripts/warm-code-cache.ts takes it: the body is not required.
+    const fits = path.join(dir, 'fits.cjs');
+    fs.writeFileSync(fits, BODY);
+    const script = compileBody(fits, undefined);
+    script.runInThisContext();
+    fs.writeFileSync(cacheFileOf(fits), script.createCachedData());
+    assert.equal(run(fits)?.required, false);
+    // A cache of other bytes (compiled here only by runBundle: V8 would take a source it compiled before from
+    // its own in-memory cache and not look at the stored one): rejected, and the body still runs (required where Node has a compile cache).
+    const other = path.join(dir, 'other.cjs');
+    fs.writeFileSync(other, `${BODY}// other bytes\n`);
+    fs.copyFileSync(cacheFileOf(fits), cacheFileOf(other));
+    assert.deepEqual(run(other), { filename: other, dirname: dir, base: 'other.cjs', exportsIsModuleExports: true, required: hasCompileCache() });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
