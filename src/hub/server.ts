@@ -451,19 +451,37 @@ export function hubRequestListener(state: HubState | HubSet, log: (line: string)
   };
 }
 
+/** The bytes of a body chunk handed to write or end (a callback in its place counts 0). */
+function chunkBytes(chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
+}
+
 /**
  * Wraps a listener so that each request, once its connection is done with it, writes one JSON line:
- * time, method, path (no query), status, duration and answer bytes. Never a header or a body.
+ * time, method, path (no query), status, duration and answer bytes (the body bytes the answer handed to
+ * node:http, streamed ones included; 0 for HEAD, whose body node:http drops). Never a header or a body.
  */
 export function withAccessLog(inner: RequestListener, write: (line: string) => void): RequestListener {
   return (req, res) => {
     const t0 = performance.now();
+    // Counted as written: a header given to writeHead is not one getHeader sees, and a stream has none.
+    let bytes = 0;
+    const writeBody = res.write.bind(res) as (...a: unknown[]) => boolean;
+    const endBody = res.end.bind(res) as (...a: unknown[]) => typeof res;
+    res.write = ((...a: unknown[]) => {
+      bytes += chunkBytes(a[0], a[1]);
+      return writeBody(...a);
+    }) as typeof res.write;
+    res.end = ((...a: unknown[]) => {
+      bytes += chunkBytes(a[0], a[1]);
+      return endBody(...a);
+    }) as typeof res.end;
     res.once('close', () => {
-      // Every answer carries Content-Length (http.ts), so its header is the size of the body sent.
-      const bytes = res.headersSent ? Number(res.getHeader('content-length') ?? 0) : 0;
       const ms = Math.round((performance.now() - t0) * 10) / 10;
       const pathOnly = (req.url ?? '').split('?')[0]!.slice(0, 1024);
-      write(JSON.stringify({ at: new Date(Date.now() - ms).toISOString(), method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms, bytes, finished: res.writableFinished }));
+      const sent = res.headersSent && req.method !== 'HEAD' ? bytes : 0;
+      write(JSON.stringify({ at: new Date(Date.now() - ms).toISOString(), method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms, bytes: sent, finished: res.writableFinished }));
     });
     inner(req, res);
   };

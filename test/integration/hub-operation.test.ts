@@ -103,6 +103,9 @@ describe('one Hub for three profiles in two data dirs (hub serve --config)', () 
       assert.equal(n.subject_current, true);
       assert.equal(n.task.step_id, 'check');
     }
+    const health = await fetch(`${hub.url}/v1/hub/health`);
+    const healthBytes = Buffer.byteLength(await health.text());
+    assert.equal((await fetch(`${hub.url}/v1/hub/health`, { method: 'HEAD' })).status, 405);
     const ready = await getJson(`${hub.url}/v1/hub/ready`);
     assert.deepEqual(ready, { status: 200, body: { status: 'ready' } });
     // One JSON access-log line per request, without the token (written once the answer is out).
@@ -110,6 +113,11 @@ describe('one Hub for three profiles in two data dirs (hub serve --config)', () 
     const lines = hub.stderr().trim().split('\n').map((l) => JSON.parse(l) as Doc);
     assert.ok(lines.some((l) => l.path === '/v1/hub/ready' && l.status === 200 && l.method === 'GET'));
     assert.ok(lines.filter((l) => l.path === opPath('acme/third', 'p3')).length >= 1);
+    // `bytes` is the body the answer carried (a HEAD answer carries none).
+    assert.deepEqual(lines.filter((l) => l.path === '/v1/hub/health').map((l) => [l.method, l.status, l.bytes]), [['GET', 200, healthBytes], ['HEAD', 405, 0]]);
+    assert.ok(healthBytes > 0);
+    const answered = lines.filter((l) => l.path === opPath('acme/third', 'p3') && l.status === 200);
+    assert.ok(answered.length >= 1 && answered.every((l) => typeof l.bytes === 'number' && l.bytes > 100), JSON.stringify(answered));
     for (const s of [secretA, secretA2, secretB]) assert.ok(!hub.stderr().includes(s));
   });
 
