@@ -4,8 +4,9 @@
 import * as path from 'node:path';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
 import { usageError } from '../core/errors.js';
+import { clientEndpoint } from '../core/hub-client/answer.js';
 import { ENV_VAR_RE, installMcpServer, MCP_SERVER_NAME_RE, mcpEndpointUrl } from '../core/hooks/mcp-install.js';
-import { idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
+import { existingDir, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
 
 export const DEFAULT_TOKEN_ENV = 'AGENTSCM_MCP_TOKEN';
 
@@ -13,23 +14,17 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const host = stringOpt(inv, 'host');
   if (host !== 'claude-code' && host !== 'codex') throw usageError('--host must be claude-code or codex');
   const endpoint = stringOpt(inv, 'endpoint');
-  let u: URL;
-  try {
-    u = new URL(endpoint);
-  } catch {
-    throw usageError('--endpoint must be an http(s) URL');
-  }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username !== '' || u.password !== '' || u.search !== '' || u.hash !== '' || (u.pathname !== '/' && u.pathname !== '')) {
-    throw usageError('--endpoint must be the Hub\'s base URL (http or https, no path, query or credentials)');
-  }
+  // The same check as every client's (BAD_INPUT, BAD_ENDPOINT): the Hub's base URL, http or https.
+  clientEndpoint(endpoint, undefined);
+  const origin = new URL(endpoint).origin;
   const name = optionalStringOpt(inv, 'name') ?? 'agentscm';
   if (!MCP_SERVER_NAME_RE.test(name)) throw usageError('--name must be 1-64 of a-z 0-9 _ - (starting with a letter or digit)');
   const tokenEnv = optionalStringOpt(inv, 'token-env') ?? DEFAULT_TOKEN_ENV;
   if (!ENV_VAR_RE.test(tokenEnv)) throw usageError('--token-env must be an environment variable name (A-Z 0-9 _)');
   const repository = repositoryOpt(inv);
   const profile = idOpt(inv, 'profile');
-  const project = path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.');
-  const url = mcpEndpointUrl(u.origin, repository, profile);
+  const project = existingDir(path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.'), 'project');
+  const url = mcpEndpointUrl(origin, repository, profile);
   const { file, changed } = installMcpServer(host, project, { name, url, tokenEnv });
   const hostName = host === 'claude-code' ? 'Claude Code' : 'Codex';
   const how = host === 'claude-code' ? `the Authorization header "Bearer \${${tokenEnv}}", which Claude Code expands from its environment` : `bearer_token_env_var = "${tokenEnv}"`;

@@ -4,14 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
-import { badInput, usageError } from '../core/errors.js';
+import { usageError } from '../core/errors.js';
 import { clientEndpoint, readCaFile, readTokenFile } from '../core/hub-client/client.js';
 import { installStopHook, stopCommand } from '../core/hooks/install.js';
 import type { StopHost } from '../core/hooks/stop-guard.js';
 import { requireAbsolute } from '../core/fs/safe.js';
 import { parsePublicKeyHex, toHex } from '../core/crypto/ed25519.js';
 import { readHubKey } from '../core/crypto/hub-key.js';
-import { boolOpt, idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
+import { boolOpt, existingDir, idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
 
 /** This installation's root (dist/src/commands/ -> the package). */
 const PKG_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -24,12 +24,6 @@ function ourHookEntry(): string {
   return fs.existsSync(bundle) ? bundle : path.join(PKG_ROOT, 'bin', 'agentscm.js');
 }
 
-/** An existing directory, as install-stop must find it: the hook would only ever block on a missing one. */
-function existingDir(p: string, what: string): string {
-  const st = fs.statSync(p, { throwIfNoEntry: false });
-  if (!st || !st.isDirectory()) throw badInput(`${what} ${p} is not an existing directory`, 'NOT_A_DIRECTORY');
-  return p;
-}
 
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const hostOpt = stringOpt(inv, 'host');

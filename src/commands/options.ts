@@ -2,8 +2,9 @@
 // these turn the raw values into typed ones with USAGE errors for malformed values. Commands with
 // richer option sets validate with one zod schema instead.
 
+import * as fs from 'node:fs';
 import { ID_RE, isRepository } from '../core/contract/paths.js';
-import { usageError } from '../core/errors.js';
+import { badInput, usageError } from '../core/errors.js';
 import type { Invocation } from '../cli/types.js';
 import { readCaFile } from '../core/hub-client/answer.js';
 
@@ -18,6 +19,13 @@ export function optionalStringOpt(inv: Invocation, flag: string): string | undef
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v === '') throw usageError(`--${flag} needs a non-empty value`);
   return v;
+}
+
+/** A directory that must exist already (BAD_INPUT otherwise): the installers write into a project, never create one. */
+export function existingDir(p: string, what: string): string {
+  const st = fs.statSync(p, { throwIfNoEntry: false });
+  if (!st || !st.isDirectory()) throw badInput(`${what} ${p} is not an existing directory`, 'NOT_A_DIRECTORY');
+  return p;
 }
 
 /** --ca-file as HubClient options: the CA certificates to trust for an https Hub, when given. */

@@ -1119,7 +1119,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'register the Hub\'s workspace MCP endpoint in a project\'s Claude Code (.mcp.json) or Codex (.codex/config.toml) config',
     details:
       'Merges one server entry (default name agentscm) for ENDPOINT/v1/hub/workspace/mcp?repository=..&profile=.., keeping everything else; ' +
-      'the same arguments again change nothing. The token is never written: Claude Code gets the header ' +
+      'the same arguments again change nothing. A Codex config that defines that server other than as its own [mcp_servers.NAME] table ' +
+      '(an inline table or dotted keys) is refused unchanged. The token is never written: Claude Code gets the header ' +
       '`Authorization: Bearer ${VAR}` (expanded from its environment), Codex gets `bearer_token_env_var = "VAR"`; start the host with VAR ' +
       'set to the workspace token. Tools: capabilities, requirements, next, instructions, reference, status, recovery, qualification, ' +
       'collector_descriptor, and (not for a read-scope token) claim, heartbeat, result, cancel, reconcile, collector_claim, collector_finalize.',
@@ -1130,7 +1131,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       PROFILE,
       { flag: 'token-env', value: 'VAR', help: 'the environment variable the host reads the token from', defaultText: 'AGENTSCM_MCP_TOKEN' },
       { flag: 'name', value: 'NAME', help: 'the server name in the host config', defaultText: 'agentscm' },
-      { flag: 'project', value: 'DIR', help: 'the project whose config is written', defaultText: 'the current directory' },
+      { flag: 'project', value: 'DIR', help: 'the project whose config is written (an existing directory)', defaultText: 'the current directory' },
     ],
     load: () => import('../commands/install-mcp.js'),
   },

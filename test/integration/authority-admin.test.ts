@@ -315,7 +315,8 @@ describe('reference outcomes over the Hub', () => {
 test('token scope: --scope read is stored, a bad --scope is refused, and a schema-2 authority gains the column (full) when opened for writing', async () => {
   const s = adminSetup();
   const bad = agentscm(['authority', 'token', 'issue', '--data-dir', s.dataDir, '--owner', 'o', '--agent', 'a', '--scope', 'write', '--out', path.join(s.root, 'bad'), '--json']);
-  assert.notEqual(bad.code, 0);
+  // A malformed choice is a usage error (2), as --host's is.
+  assert.equal(bad.code, 2);
   assert.equal(fs.existsSync(path.join(s.root, 'bad')), false);
   // The file as schema 2 wrote it: no scope column.
   const file = path.join(s.dataDir, 'authority.sqlite');

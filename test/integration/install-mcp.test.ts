@@ -48,10 +48,55 @@ test('install-mcp --host codex: one [mcp_servers.agentscm] table with bearer_tok
   assert.equal(fs.readFileSync(path.join(fresh, '.codex', 'config.toml'), 'utf8'), `[mcp_servers.agentscm]\nurl = "${URL_}"\nbearer_token_env_var = "AGENTSCM_MCP_TOKEN"\n`);
 });
 
+test('install-mcp --host codex keeps the comments above the next table, also at the end of the file', () => {
+  const project = tempDir('mcp-codex-comments');
+  fs.mkdirSync(path.join(project, '.codex'));
+  const file = path.join(project, '.codex', 'config.toml');
+  fs.writeFileSync(file, '[mcp_servers.agentscm]\nurl = "http://old"\n\n# Trusted projects: do not remove\n[projects."/x"]\ntrust_level = "trusted"\n');
+  assert.equal(install(project, 'codex').code, 0);
+  const want = `[mcp_servers.agentscm]\nurl = "${URL_}"\nbearer_token_env_var = "AGENTSCM_MCP_TOKEN"\n\n# Trusted projects: do not remove\n[projects."/x"]\ntrust_level = "trusted"\n`;
+  assert.equal(fs.readFileSync(file, 'utf8'), want);
+  assert.equal(json(install(project, 'codex')).changed, false);
+  assert.equal(fs.readFileSync(file, 'utf8'), want);
+  fs.writeFileSync(file, '[mcp_servers.agentscm]\nurl = "http://old"\n# the end\n');
+  assert.equal(install(project, 'codex').code, 0);
+  const tail = `[mcp_servers.agentscm]\nurl = "${URL_}"\nbearer_token_env_var = "AGENTSCM_MCP_TOKEN"\n\n# the end\n`;
+  assert.equal(fs.readFileSync(file, 'utf8'), tail);
+  assert.equal(json(install(project, 'codex')).changed, false);
+});
+
+test('install-mcp --host codex refuses a server defined another way (TOML would declare it twice), changing nothing', () => {
+  for (const text of [
+    '[mcp_servers]\nagentscm = { url = "http://old" }\n',
+    '[mcp_servers]\n"agentscm".url = "http://old"\n',
+    'mcp_servers.agentscm.url = "http://old"\n',
+    'mcp_servers = { other = { command = "x" } }\n',
+  ]) {
+    const project = tempDir('mcp-codex-other-form');
+    fs.mkdirSync(path.join(project, '.codex'));
+    const file = path.join(project, '.codex', 'config.toml');
+    fs.writeFileSync(file, text);
+    const r = install(project, 'codex');
+    assert.equal(r.code, 3, text);
+    assert.equal(json<{ error: { code: string } }>(r).error.code, 'BAD_MCP_CONFIG');
+    assert.equal(fs.readFileSync(file, 'utf8'), text);
+  }
+  // Another server's inline definition in [mcp_servers] is no conflict.
+  const project = tempDir('mcp-codex-other-server');
+  fs.mkdirSync(path.join(project, '.codex'));
+  fs.writeFileSync(path.join(project, '.codex', 'config.toml'), '[mcp_servers]\nother = { command = "x" }\n');
+  assert.equal(install(project, 'codex').code, 0);
+});
+
 test('install-mcp refuses a bad endpoint, env var name or host, and a damaged .mcp.json, changing nothing', () => {
   const project = tempDir('mcp-bad');
   assert.equal(agentscm(['install-mcp', '--host', 'vim', '--endpoint', 'http://h:1', '--repository', 'a/b', '--profile', 'p', '--project', project]).code, 2);
-  assert.equal(agentscm(['install-mcp', '--host', 'codex', '--endpoint', 'http://h:1/x?y', '--repository', 'a/b', '--profile', 'p', '--project', project]).code, 2);
+  // An endpoint that fails validation is BAD_INPUT (3), as for every client command; a project that does not exist too.
+  assert.equal(agentscm(['install-mcp', '--host', 'codex', '--endpoint', 'http://h:1/x?y', '--repository', 'a/b', '--profile', 'p', '--project', project]).code, 3);
+  assert.equal(agentscm(['install-mcp', '--host', 'codex', '--endpoint', 'notaurl', '--repository', 'a/b', '--profile', 'p', '--project', project]).code, 3);
+  const missing = path.join(project, 'no', 'such');
+  assert.equal(agentscm(['install-mcp', '--host', 'codex', '--endpoint', 'http://h:1', '--repository', 'a/b', '--profile', 'p', '--project', missing]).code, 3);
+  assert.equal(fs.existsSync(path.join(project, 'no')), false);
   assert.equal(install(project, 'codex', '--token-env', 'bad-name').code, 2);
   fs.writeFileSync(path.join(project, '.mcp.json'), '{"mcpServers": [');
   const r = install(project, 'claude-code');

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Authority } from '../../core/authority/store.js';
-import { badInput, localState } from '../../core/errors.js';
+import { badInput, localState, usageError } from '../../core/errors.js';
 import { publishCreateOnly, requireAbsolute } from '../../core/fs/safe.js';
 import type { CommandContext, CommandResult, Invocation } from '../../cli/types.js';
 import { boolOpt, idOpt, repositoryOpt, stringOpt } from '../options.js';
@@ -11,7 +11,7 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
   const agent = idOpt(inv, 'agent');
   const repository = inv.opts.repository === undefined ? null : repositoryOpt(inv);
   const scope = inv.opts.scope === undefined ? 'full' : stringOpt(inv, 'scope');
-  if (scope !== 'full' && scope !== 'read') throw badInput('--scope must be full or read', 'BAD_SCOPE');
+  if (scope !== 'full' && scope !== 'read') throw usageError('--scope must be full or read', 'BAD_SCOPE');
   const out = requireAbsolute(stringOpt(inv, 'out'), '--out');
   const parent = fs.lstatSync(path.dirname(out), { throwIfNoEntry: false });
   if (!parent || !parent.isDirectory()) throw localState(`the directory of --out does not exist`, 'MISSING');

@@ -60,7 +60,10 @@ export function mergeClaudeMcp(existing: string | undefined, e: McpEntry): { tex
 
 /**
  * Replaces the [mcp_servers.NAME] table (and its sub-tables) of a Codex config.toml, or appends it; every
- * other line stays as it was. The values are TOML basic strings (JSON string syntax is valid TOML for them).
+ * other line stays as it was, the comments right above the next table among them (they are that table's).
+ * A config that defines the server, or all of mcp_servers, another way (an inline table, dotted keys) is
+ * refused: a [mcp_servers.NAME] table beside it would declare the key twice, which TOML forbids. The
+ * values are TOML basic strings (JSON string syntax is valid TOML for them).
  */
 export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text: string; changed: boolean } {
   const block = [`[mcp_servers.${e.name}]`, `url = ${JSON.stringify(e.url)}`, `bearer_token_env_var = ${JSON.stringify(e.tokenEnv)}`];
@@ -72,6 +75,8 @@ export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text
     return m !== null && (m[1] ?? m[2]) === e.name;
   };
   const header = (l: string): boolean => /^\s*\[/.test(l);
+  refuseOtherDefinitions(lines, e.name, header);
+  const commentOrBlank = (l: string): boolean => /^\s*(#.*)?$/.test(l);
   const out: string[] = [];
   let placed = false;
   for (let i = 0; i < lines.length; i++) {
@@ -79,14 +84,18 @@ export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text
       out.push(lines[i]!);
       continue;
     }
-    // Skip this table up to the next header that is not ours.
+    // Skip this table up to the next header that is not ours, but for the comments right above it.
     let j = i + 1;
     while (j < lines.length && !(header(lines[j]!) && !ours(lines[j]!))) j++;
+    let k = j;
+    while (k > i + 1 && commentOrBlank(lines[k - 1]!)) k--;
+    const kept = lines.slice(k, j);
+    while (kept.length > 0 && kept[0]!.trim() === '') kept.shift();
     if (!placed) {
       out.push(...block);
-      if (j < lines.length) out.push('');
       placed = true;
     }
+    if (j < lines.length || kept.length > 0) out.push('', ...kept);
     i = j - 1;
   }
   if (!placed) {
@@ -95,6 +104,30 @@ export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text
   }
   const next = out.join('\n') + '\n';
   return next === text ? { text, changed: false } : { text: next, changed: true };
+}
+
+/**
+ * Refuses a config.toml that defines mcp_servers.NAME other than by its own table: `NAME = …` or
+ * `NAME.key = …` in an [mcp_servers] table, `mcp_servers.NAME… = …` or `mcp_servers = …` at the top
+ * level (before any table header). A line inside a multi-line string could match too; such a config is
+ * refused rather than guessed at.
+ */
+function refuseOtherDefinitions(lines: readonly string[], name: string, header: (l: string) => boolean): void {
+  // NAME is of MCP_SERVER_NAME_RE (a-z 0-9 _ -): nothing in it is special in a RegExp.
+  const key = `(?:${name}|"${name}")`;
+  const inTable = new RegExp(`^\\s*${key}\\s*[.=]`);
+  const topLevel = new RegExp(`^\\s*mcp_servers\\s*(?:=|\\.\\s*${key}\\s*[.=])`);
+  let table: string | undefined = '';
+  for (const l of lines) {
+    if (header(l)) {
+      const m = /^\s*\[\s*([^\]]*?)\s*\]\s*(#.*)?$/.exec(l);
+      table = m ? m[1]!.replace(/\s+/g, '') : undefined;
+      continue;
+    }
+    if ((table === '' && topLevel.test(l)) || (table === 'mcp_servers' && inTable.test(l))) {
+      throw badInput(`the existing config.toml defines mcp_servers.${name} other than as a [mcp_servers.${name}] table; remove that definition first`, 'BAD_MCP_CONFIG');
+    }
+  }
 }
 
 /** Reads, merges and writes the host's MCP config; refuses a symlinked config or directory. */
