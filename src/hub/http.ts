@@ -233,7 +233,46 @@ export interface ServerOptions {
   readonly limits?: Limits;
   /** Serve https with this certificate; plain http without. */
   readonly tls?: TlsIdentity;
+  /** Where one JSON access-log line per request goes (withAccessLog), the 501 and 505 answers included. */
+  readonly accessLog?: (line: string) => void;
 }
+
+/** The bytes of a body chunk handed to write or end (a callback in its place counts 0). */
+function chunkBytes(chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
+}
+
+/**
+ * Wraps a listener so that each request, once its connection is done with it, writes one JSON line:
+ * time, method, path (no query), status, duration and answer bytes (the body bytes the answer handed to
+ * node:http, streamed ones included; 0 for HEAD, whose body node:http drops). Never a header or a body.
+ */
+function withAccessLog(inner: RequestListener, write: (line: string) => void): RequestListener {
+  return (req, res) => {
+    const t0 = performance.now();
+    // Counted as written: a header given to writeHead is not one getHeader sees, and a stream has none.
+    let bytes = 0;
+    const writeBody = res.write.bind(res) as (...a: unknown[]) => boolean;
+    const endBody = res.end.bind(res) as (...a: unknown[]) => typeof res;
+    res.write = ((...a: unknown[]) => {
+      bytes += chunkBytes(a[0], a[1]);
+      return writeBody(...a);
+    }) as typeof res.write;
+    res.end = ((...a: unknown[]) => {
+      bytes += chunkBytes(a[0], a[1]);
+      return endBody(...a);
+    }) as typeof res.end;
+    res.once('close', () => {
+      const ms = Math.round((performance.now() - t0) * 10) / 10;
+      const pathOnly = (req.url ?? '').split('?')[0]!.slice(0, 1024);
+      const sent = res.headersSent && req.method !== 'HEAD' ? bytes : 0;
+      write(JSON.stringify({ at: new Date(Date.now() - ms).toISOString(), method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms, bytes: sent, finished: res.writableFinished }));
+    });
+    inner(req, res);
+  };
+}
+
 
 /** A node:http (or node:https) server with the Hub's bounds that hands every request to listener. */
 export function createHubServer(listener: RequestListener, opts: ServerOptions = {}): http.Server {
@@ -249,7 +288,8 @@ export function createHubServer(listener: RequestListener, opts: ServerOptions =
     requireHostHeader: false,
     noDelay: true,
   };
-  const counted = framingChecked(listener);
+  const checked = framingChecked(listener);
+  const counted = opts.accessLog ? withAccessLog(checked, opts.accessLog) : checked;
   // Requests received and not yet answered (drainServer waits for them).
   const open = { count: 0, drained: [] as (() => void)[] };
   const wrapped: RequestListener = (req, res) => {
@@ -259,7 +299,10 @@ export function createHubServer(listener: RequestListener, opts: ServerOptions =
     });
     counted(req, res);
   };
-  const server = opts.tls ? https.createServer({ ...options, cert: opts.tls.cert, key: opts.tls.key }, wrapped) : http.createServer(options, wrapped);
+  // A TLS handshake gets the head's time limit too (node:https's own default is 120 s).
+  const server = opts.tls
+    ? https.createServer({ ...options, cert: opts.tls.cert, key: opts.tls.key, handshakeTimeout: limits.headersTimeoutMs }, wrapped)
+    : http.createServer(options, wrapped);
   // Expect: 100-continue goes to the same listener; its interim answer waits for body() (see exchange).
   server.on('checkContinue', wrapped);
   server.on('clientError', clientError);

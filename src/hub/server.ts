@@ -451,42 +451,6 @@ export function hubRequestListener(state: HubState | HubSet, log: (line: string)
   };
 }
 
-/** The bytes of a body chunk handed to write or end (a callback in its place counts 0). */
-function chunkBytes(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
-}
-
-/**
- * Wraps a listener so that each request, once its connection is done with it, writes one JSON line:
- * time, method, path (no query), status, duration and answer bytes (the body bytes the answer handed to
- * node:http, streamed ones included; 0 for HEAD, whose body node:http drops). Never a header or a body.
- */
-export function withAccessLog(inner: RequestListener, write: (line: string) => void): RequestListener {
-  return (req, res) => {
-    const t0 = performance.now();
-    // Counted as written: a header given to writeHead is not one getHeader sees, and a stream has none.
-    let bytes = 0;
-    const writeBody = res.write.bind(res) as (...a: unknown[]) => boolean;
-    const endBody = res.end.bind(res) as (...a: unknown[]) => typeof res;
-    res.write = ((...a: unknown[]) => {
-      bytes += chunkBytes(a[0], a[1]);
-      return writeBody(...a);
-    }) as typeof res.write;
-    res.end = ((...a: unknown[]) => {
-      bytes += chunkBytes(a[0], a[1]);
-      return endBody(...a);
-    }) as typeof res.end;
-    res.once('close', () => {
-      const ms = Math.round((performance.now() - t0) * 10) / 10;
-      const pathOnly = (req.url ?? '').split('?')[0]!.slice(0, 1024);
-      const sent = res.headersSent && req.method !== 'HEAD' ? bytes : 0;
-      write(JSON.stringify({ at: new Date(Date.now() - ms).toISOString(), method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms, bytes: sent, finished: res.writableFinished }));
-    });
-    inner(req, res);
-  };
-}
-
 export async function startHub(opts: HubOptions): Promise<RunningHub> {
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   let set: HubSet;
@@ -494,7 +458,7 @@ export async function startHub(opts: HubOptions): Promise<RunningHub> {
   else if (opts.dataDir !== undefined) set = new HubSet([new HubState(opts.dataDir, log)]);
   else throw new Error('startHub needs a data dir or a config');
   const listener = hubRequestListener(set, log);
-  const server = createHubServer(opts.accessLog ? withAccessLog(listener, opts.accessLog) : listener, { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.limits ? { limits: opts.limits } : {}) });
+  const server = createHubServer(listener, { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.limits ? { limits: opts.limits } : {}), ...(opts.accessLog ? { accessLog: opts.accessLog } : {}) });
   for (const st of set.states) st.receiptKey = opts.receiptKey;
   let addr;
   try {

@@ -106,6 +106,16 @@ describe('one Hub for three profiles in two data dirs (hub serve --config)', () 
     const health = await fetch(`${hub.url}/v1/hub/health`);
     const healthBytes = Buffer.byteLength(await health.text());
     assert.equal((await fetch(`${hub.url}/v1/hub/health`, { method: 'HEAD' })).status, 405);
+    // A request the framing checks answer (505 here) is logged too.
+    const u = new URL(hub.url);
+    const h2 = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const sock = net.connect(Number(u.port), u.hostname, () => sock.write('GET /v1/hub/health HTTP/2.0\r\nHost: x\r\n\r\n'));
+      sock.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      sock.on('close', () => resolve(text));
+      sock.on('error', reject);
+    });
+    assert.match(h2, /^HTTP\/1\.1 505 /);
     const ready = await getJson(`${hub.url}/v1/hub/ready`);
     assert.deepEqual(ready, { status: 200, body: { status: 'ready' } });
     // One JSON access-log line per request, without the token (written once the answer is out).
@@ -114,7 +124,10 @@ describe('one Hub for three profiles in two data dirs (hub serve --config)', () 
     assert.ok(lines.some((l) => l.path === '/v1/hub/ready' && l.status === 200 && l.method === 'GET'));
     assert.ok(lines.filter((l) => l.path === opPath('acme/third', 'p3')).length >= 1);
     // `bytes` is the body the answer carried (a HEAD answer carries none).
-    assert.deepEqual(lines.filter((l) => l.path === '/v1/hub/health').map((l) => [l.method, l.status, l.bytes]), [['GET', 200, healthBytes], ['HEAD', 405, 0]]);
+    const logged = lines.filter((l) => l.path === '/v1/hub/health').map((l) => [l.method, l.status, l.bytes]);
+    assert.deepEqual(logged.slice(0, 2), [['GET', 200, healthBytes], ['HEAD', 405, 0]]);
+    assert.equal(logged.length, 3);
+    assert.deepEqual(logged[2]!.slice(0, 2), ['GET', 505]);
     assert.ok(healthBytes > 0);
     const answered = lines.filter((l) => l.path === opPath('acme/third', 'p3') && l.status === 200);
     assert.ok(answered.length >= 1 && answered.every((l) => typeof l.bytes === 'number' && l.bytes > 100), JSON.stringify(answered));

@@ -276,3 +276,23 @@ describe(`the Hub HTTP server over ${secure ? 'https' : 'http'}`, () => {
   });
 });
 }
+
+test('https: a connection that never starts its TLS handshake is closed at the head time limit, not at node:https\'s 120 s', async () => {
+  const s = createHubServer((req, res) => exchange(req, res).answer(200, '{}'), { limits: { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300 }, tls: IDENTITY });
+  servers.push(s);
+  const { port } = await listen(s, 0, '127.0.0.1');
+  const t0 = Date.now();
+  const closedAfter = await new Promise<number>((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    const limit = setTimeout(() => {
+      sock.destroy();
+      reject(new Error('still open after 5 s'));
+    }, 5000);
+    sock.on('error', () => {});
+    sock.on('close', () => {
+      clearTimeout(limit);
+      resolve(Date.now() - t0);
+    });
+  });
+  assert.ok(closedAfter >= 250, `closed after ${closedAfter} ms`);
+});
