@@ -17,6 +17,7 @@ import type * as http from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { TokenActor } from '../core/authority/types.js';
+import { parseStrictJson } from '../core/canonical/json.js';
 import { OPERATION_MAX_BYTES } from '../core/contract/ops.js';
 import { ID_RE, isRepository } from '../core/contract/paths.js';
 import { READ_SCOPE_OPERATIONS, TOOLS, type ToolSpec } from '../core/contract/tools.js';
@@ -147,12 +148,16 @@ class ServerPool {
   }
 }
 
-/** The JSON-RPC document of a body, or undefined when it is not JSON (the SDK then answers the parse error). */
-function parseBody(body: Buffer): unknown {
+/**
+ * The JSON-RPC document of a body, decoded strictly (well-formed UTF-8, no duplicate keys: a lax parser
+ * would take the last of two keys), or the reason it is not one. Numbers are taken by value: a tool's
+ * arguments reach the facade re-encoded, so 1.0 arrives as 1 while 1.5 is refused by the schema.
+ */
+function parseBody(body: Buffer): { doc: unknown } | { refused: string } {
   try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
+    return { doc: parseStrictJson(body, { maxBytes: MCP_MAX_BYTES, what: 'the MCP request' }) };
+  } catch (e) {
+    return { refused: e instanceof Error ? e.message.slice(0, 200) : 'not strict JSON' };
   }
 }
 
@@ -205,7 +210,13 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
       if (typeof ctype !== 'string' || !/^application\/json(\s*;\s*charset=utf-8)?$/i.test(ctype)) return refuse(415, 'unsupported_media_type', 'send application/json');
       const body = await ex.body(MCP_MAX_BYTES);
       if (body === undefined) return refuse(413, 'body_too_large', `MCP request bodies are at most ${MCP_MAX_BYTES} bytes`, true);
-      const doc = parseBody(body);
+      const parsed = parseBody(body);
+      if ('refused' in parsed) {
+        // JSON-RPC's parse error, as the SDK answers a body that is not JSON, with the facade's reason.
+        const json = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${parsed.refused}` } });
+        return ex.answer(400, json);
+      }
+      const doc = parsed.doc;
       const called = calledTools(doc);
       if (actor.scope === 'read' && called.some((n) => !READ_SCOPE_OPERATIONS.includes(n))) {
         res.setHeader('www-authenticate', 'Bearer error="insufficient_scope"');
@@ -218,7 +229,7 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
         if (typeof v === 'string') headers[k] = v;
       }
       const extra: ActorExtra = { actor, repository, profile };
-      // A parsed body is handed over as such; the SDK reads the request's own body only when it is not JSON.
+      // The body is handed over parsed: the SDK never parses it again (more loosely).
       // A stream the SDK serves (subscriptions/listen) ends when the client goes away: such a request gets
       // an abort signal. A single tools/call is answered as one JSON body (its tools send no progress), so
       // it gets none: a Request that follows a signal costs about as much as one without it again.
@@ -231,8 +242,9 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
           if (!res.writableFinished) gone.abort();
         });
       }
-      const request = new Request(`http://${req.headers.host ?? 'hub'}${req.url}`, { method: 'POST', headers, ...(signal ? { signal } : {}), ...(doc === undefined ? { body } : {}) });
-      const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, ...(doc === undefined ? {} : { parsedBody: doc }) });
+      // A fixed origin: the client's Host header is not ours to parse (a malformed one would throw here).
+      const request = new Request(`http://hub${req.url}`, { method: 'POST', headers, ...(signal ? { signal } : {}) });
+      const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, parsedBody: doc });
       const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store' };
       answer.headers.forEach((v, k) => {
         if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection') outHeaders[k] = v;

@@ -289,5 +289,25 @@ describe('workspace MCP endpoint (official MCP client, real HTTP)', () => {
     const none = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ping });
     assert.equal(none.status, 401);
     assert.equal(none.headers.get('www-authenticate'), 'Bearer');
+    // Decoded strictly, as the facade decodes: a duplicate key (a lax parser takes the last) is JSON-RPC's parse error.
+    const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const dupBody = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"capabilities","arguments":{"operation":"x","operation":"capabilities"},"_meta":${JSON.stringify(meta)}}}`;
+    const dup = await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': MODERN }, body: dupBody });
+    assert.equal(dup.status, 400);
+    const dupDoc = (await dup.json()) as Doc;
+    assert.equal(dupDoc.error.code, -32700);
+    assert.match(dupDoc.error.message, /duplicate/);
+    const badUtf8 = await fetch(url, { method: 'POST', headers, body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) });
+    assert.equal(badUtf8.status, 400);
+    // A malformed Host header is the client's, not a server error.
+    const hosted = await new Promise<number>((resolve, reject) => {
+      const r = http.request(url, { method: 'POST', headers: { ...headers, host: 'a b', 'content-length': Buffer.byteLength(ping) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      r.on('error', reject);
+      r.end(ping);
+    });
+    assert.ok(hosted < 500, `status ${hosted}`);
   });
 });
