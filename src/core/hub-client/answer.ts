@@ -173,17 +173,23 @@ export function isJsonContentType(contentType: string): boolean {
   return !((n >= 48 && n <= 57) || (n >= 65 && n <= 90) || (n >= 97 && n <= 122) || n === 95);
 }
 
+/**
+ * The failure of an answer that is no JSON document, by its status: a rejected token, a Hub (or a proxy
+ * before it) that is unavailable (502, 503, 504: as unreachable as no answer), else a malformed answer.
+ */
+function notADocument(status: number, malformed: AgentscmError): AgentscmError {
+  if (status === 401 || status === 403) return fail('AUTH_REJECTED', 'AUTH_REJECTED', `the Hub rejected the token (HTTP ${status})`);
+  if (status === 502 || status === 503 || status === 504) return fail('HUB_UNREACHABLE', 'HUB_UNAVAILABLE', `the Hub is unavailable (HTTP ${status}, no JSON document: a proxy's answer?)`);
+  return malformed;
+}
+
 /** Decodes a complete answer: a JSON content type and one strict JSON document, else typed failures. */
 export function decodeAnswer(status: number, contentType: string, body: Buffer, max: number): HubAnswer {
-  if (!isJsonContentType(contentType)) {
-    if (status === 401 || status === 403) throw fail('AUTH_REJECTED', 'AUTH_REJECTED', `the Hub rejected the token (HTTP ${status})`);
-    throw fail('HUB_MALFORMED', 'NOT_JSON', `the Hub answered HTTP ${status} without a JSON document`);
-  }
+  if (!isJsonContentType(contentType)) throw notADocument(status, fail('HUB_MALFORMED', 'NOT_JSON', `the Hub answered HTTP ${status} without a JSON document`));
   try {
     return { status, body: parseStrictJson(body, { maxBytes: max, what: 'Hub answer' }) };
   } catch {
-    if (status === 401 || status === 403) throw fail('AUTH_REJECTED', 'AUTH_REJECTED', `the Hub rejected the token (HTTP ${status})`);
-    throw fail('HUB_MALFORMED', 'INVALID_JSON', 'the Hub answer is not one strict JSON document');
+    throw notADocument(status, fail('HUB_MALFORMED', 'INVALID_JSON', 'the Hub answer is not one strict JSON document'));
   }
 }
 
