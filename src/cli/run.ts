@@ -75,8 +75,12 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
     // block would loop a session forever. Name the hook by its command words anywhere in argv.
     const hookCommand = policy === 'hook' ? resolved : program.commands.find((c) => c.errorPolicy === 'hook' && containsWords(argv, c.path));
     if (hookCommand) policy = 'hook';
-    // A command of a subprogram (`agentscm tree-ring …`) speaks with that program's name.
-    const words = (resolved ?? hookCommand)?.path;
+    // A command of a subprogram (`agentscm tree-ring …`) speaks with that program's name; a command line
+    // under its group that did not parse follows that program's error rules as well.
+    const group = resolved === undefined && hookCommand === undefined ? program.subprograms?.find((p) => p.group === argv[0])?.group : undefined;
+    const groupPolicy = group === undefined ? undefined : program.commands.find((c) => c.path[0] === group)?.errorPolicy;
+    if (groupPolicy !== undefined) policy = groupPolicy;
+    const words = (resolved ?? hookCommand)?.path ?? (group === undefined ? undefined : [group]);
     const name = program.subprograms?.find((p) => p.group === words?.[0])?.name ?? program.name;
     return reportError(ctx, name, err, policy, json, program.redact);
   }

@@ -81,6 +81,13 @@ test('tree-ring --version names the upstream CLI surface', () => {
   const hook = agentscm(['tree-ring', 'integrations', 'hook', '--harness', 'bogus', '--input-json-stdin'], { input: '{}' });
   assert.equal(hook.code, 1);
   assert.match(hook.stderr, /^tree-ring: hook error: /);
+  // A command line that does not parse keeps tree-ring's convention under agentscm too, --json or not.
+  for (const args of [['recall', '--json'], ['recall', 'q', '--bogus', '--json'], ['bogus', '--json'], ['recall']]) {
+    const direct = tr(tempProject(), args);
+    fails(direct, /^error: /);
+    const under = agentscm(['tree-ring', ...args]);
+    fails(under, /^error: /);
+  }
 });
 
 test('messages never echo secret-shaped input', () => {
