@@ -67,6 +67,8 @@ export interface Exchange {
   body(max: number): Promise<Buffer | undefined>;
   /** Sends the answer (a JSON document's text); close ends the connection after it. Once. */
   answer(status: number, json: string, close?: boolean): void;
+  /** Names the methods the route allows, for a 405 answer (RFC 9110: it carries Allow). Before answer. */
+  allow(methods: string): void;
 }
 
 const errorJson = (code: string, message: string) => JSON.stringify({ error: { code, message } });
@@ -145,6 +147,9 @@ export function exchange(req: http.IncomingMessage, res: http.ServerResponse): E
         req.once('close', () => finish(req.complete ? Buffer.concat(chunks, received) : undefined));
         req.once('error', () => finish(undefined));
       });
+    },
+    allow(methods: string): void {
+      if (!res.headersSent) res.setHeader('allow', methods);
     },
     answer(status: number, json: string, close = false): void {
       if (answered || res.destroyed || res.headersSent) return;

@@ -294,7 +294,10 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
       const url = ex.url;
       const pathOnly = url.split('?')[0]!;
       if (pathOnly === '/v1/hub/health' || pathOnly === '/v1/hub/ready') {
-        if (ex.method !== 'GET') throw new HubError(405, 'method_not_allowed', 'use GET');
+        if (ex.method !== 'GET') {
+          ex.allow('GET');
+          throw new HubError(405, 'method_not_allowed', 'use GET');
+        }
         if (pathOnly === '/v1/hub/ready') {
           const reasons = readiness(set.states, set.entries, set.draining);
           send(ex, reasons.length === 0 ? 200 : 503, reasons.length === 0 ? { status: 'ready' } : { status: 'not_ready', reasons: reasons as unknown as JsonValue });
@@ -313,7 +316,10 @@ export function createHandler(hub: HubState | HubSet, log: (line: string) => voi
       }
       const m = ROUTE.exec(pathOnly);
       if (!m) throw new HubError(404, 'not_found', 'no such route');
-      if (ex.method !== 'POST') throw new HubError(405, 'method_not_allowed', 'use POST');
+      if (ex.method !== 'POST') {
+        ex.allow('POST');
+        throw new HubError(405, 'method_not_allowed', 'use POST');
+      }
 
       let repository: string | undefined;
       let profile: string | undefined;

@@ -105,7 +105,13 @@ describe('one Hub for three profiles in two data dirs (hub serve --config)', () 
     }
     const health = await fetch(`${hub.url}/v1/hub/health`);
     const healthBytes = Buffer.byteLength(await health.text());
-    assert.equal((await fetch(`${hub.url}/v1/hub/health`, { method: 'HEAD' })).status, 405);
+    const head = await fetch(`${hub.url}/v1/hub/health`, { method: 'HEAD' });
+    assert.equal(head.status, 405);
+    // A 405 names the methods the route allows (RFC 9110).
+    assert.equal(head.headers.get('allow'), 'GET');
+    const getOp = await fetch(`${hub.url}${opPath('acme/third', 'p3')}`, { headers: { authorization: `Bearer ${secretA}` } });
+    assert.equal(getOp.status, 405);
+    assert.equal(getOp.headers.get('allow'), 'POST');
     // A request the framing checks answer (505 here) is logged too.
     const u = new URL(hub.url);
     const h2 = await new Promise<string>((resolve, reject) => {
