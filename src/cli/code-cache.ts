@@ -10,8 +10,8 @@
 //   required as any CommonJS module. Node keeps that cache in its compile cache directory
 //   (NODE_COMPILE_CACHE, else one under the system's temporary directory) and checks it against the
 //   body's contents itself, but it holds only what compiling the body's top level made: the functions a
-//   run calls are compiled again on every run (a Stop hook on Node 24 took about 120 ms with it against
-//   about 95 ms with the build's cache; bench/README.md).
+//   run calls are compiled again on every run (the Stop hook on Node 24 took about 96 ms with it against
+//   about 76 ms with the build's cache; bench/README.md).
 // - Otherwise (Node 20 with no cache that fits) the body is compiled as usual.
 //
 // A body that its loader hands modules of its own (agent-task collect's, src/commands/agent-task/collect.ts)

@@ -77,10 +77,10 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
     if (hookCommand) policy = 'hook';
     // A command of a subprogram (`agentscm tree-ring …`) speaks with that program's name; a command line
     // under its group that did not parse follows that program's error rules as well.
-    const group = resolved === undefined && hookCommand === undefined ? program.subprograms?.find((p) => p.group === argv[0])?.group : undefined;
-    const groupPolicy = group === undefined ? undefined : program.commands.find((c) => c.path[0] === group)?.errorPolicy;
-    if (groupPolicy !== undefined) policy = groupPolicy;
-    const words = (resolved ?? hookCommand)?.path ?? (group === undefined ? undefined : [group]);
+    const sub = resolved === undefined && hookCommand === undefined ? program.subprograms?.find((p) => p.group === argv[0]) : undefined;
+    const subPolicy = sub && program.commands.find((c) => c.path[0] === sub.group)?.errorPolicy;
+    if (subPolicy) policy = subPolicy;
+    const words = (resolved ?? hookCommand)?.path ?? (sub && [sub.group]);
     const name = program.subprograms?.find((p) => p.group === words?.[0])?.name ?? program.name;
     return reportError(ctx, name, err, policy, json, program.redact);
   }

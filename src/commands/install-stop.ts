@@ -24,7 +24,6 @@ function ourHookEntry(): string {
   return fs.existsSync(bundle) ? bundle : path.join(PKG_ROOT, 'bin', 'agentscm.js');
 }
 
-
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const hostOpt = stringOpt(inv, 'host');
   if (hostOpt !== 'claude-code' && hostOpt !== 'codex') throw usageError('--host must be claude-code or codex');

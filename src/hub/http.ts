@@ -278,7 +278,6 @@ function withAccessLog(inner: RequestListener, write: (line: string) => void): R
   };
 }
 
-
 /** A node:http (or node:https) server with the Hub's bounds that hands every request to listener. */
 export function createHubServer(listener: RequestListener, opts: ServerOptions = {}): http.Server {
   const limits = opts.limits ?? DEFAULT_LIMITS;

@@ -58,6 +58,9 @@ export function mergeClaudeMcp(existing: string | undefined, e: McpEntry): { tex
   return { text: indentedJson(out), changed: true };
 }
 
+/** A TOML table header line ([table] or [[array of tables]]). */
+const isTableHeader = (l: string): boolean => /^\s*\[/.test(l);
+
 /**
  * Replaces the [mcp_servers.NAME] table (and its sub-tables) of a Codex config.toml, or appends it; every
  * other line stays as it was, the comments right above the next table among them (they are that table's).
@@ -74,8 +77,7 @@ export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text
     const m = /^\s*\[\s*mcp_servers\s*\.\s*(?:"([^"]*)"|([A-Za-z0-9_-]+))\s*(\.[^\]]*)?\]\s*(#.*)?$/.exec(l);
     return m !== null && (m[1] ?? m[2]) === e.name;
   };
-  const header = (l: string): boolean => /^\s*\[/.test(l);
-  refuseOtherDefinitions(lines, e.name, header);
+  refuseOtherDefinitions(lines, e.name);
   const commentOrBlank = (l: string): boolean => /^\s*(#.*)?$/.test(l);
   const out: string[] = [];
   let placed = false;
@@ -86,7 +88,7 @@ export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text
     }
     // Skip this table up to the next header that is not ours, but for the comments right above it.
     let j = i + 1;
-    while (j < lines.length && !(header(lines[j]!) && !ours(lines[j]!))) j++;
+    while (j < lines.length && !(isTableHeader(lines[j]!) && !ours(lines[j]!))) j++;
     let k = j;
     while (k > i + 1 && commentOrBlank(lines[k - 1]!)) k--;
     const kept = lines.slice(k, j);
@@ -112,14 +114,14 @@ export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text
  * level (before any table header). A line inside a multi-line string could match too; such a config is
  * refused rather than guessed at.
  */
-function refuseOtherDefinitions(lines: readonly string[], name: string, header: (l: string) => boolean): void {
+function refuseOtherDefinitions(lines: readonly string[], name: string): void {
   // NAME is of MCP_SERVER_NAME_RE (a-z 0-9 _ -): nothing in it is special in a RegExp.
   const key = `(?:${name}|"${name}")`;
   const inTable = new RegExp(`^\\s*${key}\\s*[.=]`);
   const topLevel = new RegExp(`^\\s*mcp_servers\\s*(?:=|\\.\\s*${key}\\s*[.=])`);
   let table: string | undefined = '';
   for (const l of lines) {
-    if (header(l)) {
+    if (isTableHeader(l)) {
       const m = /^\s*\[\s*([^\]]*?)\s*\]\s*(#.*)?$/.exec(l);
       table = m ? m[1]!.replace(/\s+/g, '') : undefined;
       continue;
