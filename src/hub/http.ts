@@ -166,6 +166,7 @@ export function exchange(req: http.IncomingMessage, res: http.ServerResponse): E
       };
       if (close || linger) headers.connection = 'close';
       res.writeHead(status, headers);
+      noteBodyBytes(res, headers['content-length'] as number);
       if (!linger) {
         res.end(json, 'utf8');
         return;
@@ -193,7 +194,9 @@ function framingChecked(listener: RequestListener): RequestListener {
     if (fault) {
       // Answered at once and closed: a body in a framing not understood is not read.
       const json = errorJson(fault[1], fault[2]);
-      res.writeHead(fault[0], { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), 'cache-control': 'no-store', connection: 'close' });
+      const length = Buffer.byteLength(json);
+      res.writeHead(fault[0], { 'content-type': 'application/json', 'content-length': length, 'cache-control': 'no-store', connection: 'close' });
+      noteBodyBytes(res, length);
       res.end(json);
       return;
     }
@@ -224,7 +227,9 @@ function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     json = errorJson('request_timeout', 'the request did not arrive in time');
   }
   if (only) {
-    only.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), 'cache-control': 'no-store', connection: 'close' });
+    const length = Buffer.byteLength(json);
+    only.writeHead(status, { 'content-type': 'application/json', 'content-length': length, 'cache-control': 'no-store', connection: 'close' });
+    noteBodyBytes(only, length);
     only.end(json, () => socket.destroy());
     return;
   }
@@ -242,10 +247,17 @@ export interface ServerOptions {
   readonly accessLog?: (line: string) => void;
 }
 
-/** The bytes of a body chunk handed to write or end (a callback in its place counts 0). */
-function chunkBytes(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
+/** The access log's count of each answer's body bytes (see noteBodyBytes); only while the log is on. */
+const bodyCounts = new WeakMap<http.ServerResponse, { bytes: number }>();
+
+/**
+ * Counts n body bytes written to res for its access-log line. Every place that writes an answer's body
+ * (exchange's answer, the framing and client-error answers here, the MCP endpoint) reports what it
+ * writes: counting inside res.write and res.end would mean replacing them on every response.
+ */
+export function noteBodyBytes(res: http.ServerResponse, n: number): void {
+  const c = bodyCounts.get(res);
+  if (c) c.bytes += n;
 }
 
 /**
@@ -256,22 +268,12 @@ function chunkBytes(chunk: unknown, encoding: unknown): number {
 function withAccessLog(inner: RequestListener, write: (line: string) => void): RequestListener {
   return (req, res) => {
     const t0 = performance.now();
-    // Counted as written: a header given to writeHead is not one getHeader sees, and a stream has none.
-    let bytes = 0;
-    const writeBody = res.write.bind(res) as (...a: unknown[]) => boolean;
-    const endBody = res.end.bind(res) as (...a: unknown[]) => typeof res;
-    res.write = ((...a: unknown[]) => {
-      bytes += chunkBytes(a[0], a[1]);
-      return writeBody(...a);
-    }) as typeof res.write;
-    res.end = ((...a: unknown[]) => {
-      bytes += chunkBytes(a[0], a[1]);
-      return endBody(...a);
-    }) as typeof res.end;
+    const count = { bytes: 0 };
+    bodyCounts.set(res, count);
     res.once('close', () => {
       const ms = Math.round((performance.now() - t0) * 10) / 10;
       const pathOnly = (req.url ?? '').split('?')[0]!.slice(0, 1024);
-      const sent = res.headersSent && req.method !== 'HEAD' ? bytes : 0;
+      const sent = res.headersSent && req.method !== 'HEAD' ? count.bytes : 0;
       write(JSON.stringify({ at: new Date(Date.now() - ms).toISOString(), method: req.method, path: pathOnly, status: res.headersSent ? res.statusCode : 0, ms, bytes: sent, finished: res.writableFinished }));
     });
     inner(req, res);

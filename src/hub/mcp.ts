@@ -22,7 +22,7 @@ import { OPERATION_MAX_BYTES } from '../core/contract/ops.js';
 import { ID_RE, isRepository } from '../core/contract/paths.js';
 import { READ_SCOPE_OPERATIONS, TOOLS, type ToolSpec } from '../core/contract/tools.js';
 import { AGENTSCM_VERSION } from '../version.js';
-import { exchange, type Exchange, type RequestListener } from './http.js';
+import { exchange, noteBodyBytes, type Exchange, type RequestListener } from './http.js';
 
 export const MCP_PATH = '/v1/hub/workspace/mcp';
 /** An MCP request body: a tool's arguments within the facade's bound, plus the JSON-RPC envelope. */
@@ -254,11 +254,14 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
       if (answer.body !== null && /^text\/event-stream/i.test(answer.headers.get('content-type') ?? '')) {
         // An event stream goes out as it is written (chunked).
         res.writeHead(answer.status, outHeaders);
-        Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream<Uint8Array>).on('error', () => res.destroy()).pipe(res);
+        const stream = Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream<Uint8Array>);
+        stream.on('data', (c: Uint8Array) => noteBodyBytes(res, c.byteLength));
+        stream.on('error', () => res.destroy()).pipe(res);
         return;
       }
       const out = Buffer.from(await answer.arrayBuffer());
       res.writeHead(answer.status, { ...outHeaders, 'content-length': out.length });
+      noteBodyBytes(res, out.length);
       res.end(out);
     })().catch((e: unknown) => {
       log(`hub: mcp: internal error (${e instanceof Error ? e.name : 'unknown'})`);

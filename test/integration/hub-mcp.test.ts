@@ -138,6 +138,49 @@ describe('workspace MCP endpoint (official MCP client, real HTTP)', () => {
     assert.ok((JSON.parse(text) as Doc).result, text);
   });
 
+  test("the access log counts an MCP answer's body bytes, a JSON body and an event stream alike", async () => {
+    const url = mcpUrl(hub.url, REPO, PROFILE);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const received: Record<string, number> = {};
+    const logLines = (): Doc[] =>
+      hub
+        .stderr()
+        .split('\n')
+        .filter((l) => l.startsWith('{"at":'))
+        .map((l) => JSON.parse(l) as Doc);
+    const untilLogged = async <T>(f: (lines: Doc[]) => T | undefined): Promise<T> => {
+      for (let i = 0; i < 100; i++) {
+        const found = f(logLines());
+        if (found !== undefined) return found;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error('the access-log lines did not come');
+    };
+    // A marker (a path of its own, 404): once its line is logged, every earlier request's line is before it.
+    const marker = `/v1/hub/marker-${process.pid}`;
+    await (await fetch(new URL(marker, hub.url))).text();
+    const before = await untilLogged((lines) => {
+      const i = lines.findIndex((l) => l.path === marker);
+      return i >= 0 ? i : undefined;
+    });
+    // One JSON body (2026-07-28), then the one-message event stream a legacy initialize gets.
+    const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const discover = await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': MODERN, 'mcp-method': 'server/discover' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: meta } }) });
+    assert.match(discover.headers.get('content-type') ?? '', /application\/json/);
+    received.json = Buffer.byteLength(await discover.text());
+    const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+    assert.match(init.headers.get('content-type') ?? '', /text\/event-stream/);
+    received.stream = Buffer.byteLength(await init.text());
+    const logged = () =>
+      untilLogged((lines) => {
+        const mine = lines.slice(before + 1).filter((l) => l.path === '/v1/hub/workspace/mcp');
+        return mine.length >= 2 ? mine : undefined;
+      });
+    const [json, stream] = await logged();
+    assert.ok(received.json! > 50 && received.stream! > 50, JSON.stringify(received));
+    assert.deepEqual([json!.status, json!.bytes, json!.finished, stream!.status, stream!.bytes, stream!.finished], [200, received.json, true, 200, received.stream, true]);
+  });
+
   test('every read tool answers exactly what the HTTP facade answers', async () => {
     const c = await connect();
     await same(c, 'capabilities', {});
