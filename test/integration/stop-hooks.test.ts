@@ -542,6 +542,25 @@ describe('task-stop hooks: local causes', () => {
     }
   });
 
+  test('a Change with no checkpoint yet blocks with next checkpoint, without asking the Hub', async () => {
+    const s = adminSetup();
+    // A server that would answer "qualified" to anything: it must not be asked.
+    const server = await faultServer(200, 'application/json', '{}');
+    try {
+      for (const host of HOSTS) {
+        const doc = expectBlock(await hook(s, server.url, host), host);
+        assert.equal(doc.verdict, 'not_ready_to_stop');
+        assert.equal(doc.error, undefined);
+        assert.deepEqual(doc.local, ['change_not_checkpointed']);
+        assert.deepEqual(doc.next, { operation: 'checkpoint' });
+        assert.match(doc.next_action, /^Checkpoint the workspace/);
+      }
+      assert.equal(server.hits(), 0);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('an offline Hub blocks as "service request failed"; a revoked token as "token rejected"', async () => {
     const s = adminSetup();
     checkpoint(s);

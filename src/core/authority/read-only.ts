@@ -48,10 +48,10 @@ function subjectIn(db: Database, repository: string, profile: string, changeId: 
   const p = get('SELECT repository, profile, target, requirement_digest, policy_epoch FROM profiles WHERE repository = ? AND profile = ?', repository, profile);
   if (!p) throw notFound(`no agent-task profile ${profile} for repository ${repository}`, 'PROFILE_NOT_FOUND');
   const cur = get('SELECT current_version FROM changes WHERE repository = ? AND change_id = ?', repository, changeId);
-  const cv =
-    cur &&
-    get('SELECT change_id, change_version, revision, context_digest FROM change_versions WHERE repository = ? AND change_id = ? AND change_version = ?', repository, changeId, int(cur, 'current_version'));
-  if (!cv) throw notFound(`no Change ${changeId} in ${repository} (run \`agentscm checkpoint\` first)`, 'CHANGE_NOT_FOUND');
+  if (!cur) throw notFound(`no Change ${changeId} in ${repository} (run \`agentscm checkpoint\` first)`, 'CHANGE_NOT_FOUND');
+  const cv = get('SELECT change_id, change_version, revision, context_digest FROM change_versions WHERE repository = ? AND change_id = ? AND change_version = ?', repository, changeId, int(cur, 'current_version'));
+  // The Change's current version names a version row that is not there.
+  if (!cv) throw corrupt('current_version');
   const digest = text(p, 'requirement_digest');
   const req = get('SELECT canonical, plan_digest FROM requirements WHERE requirement_digest = ?', digest);
   if (!req) throw localState(`installed requirement ${digest} is missing`, 'STORE_CORRUPT');

@@ -80,7 +80,8 @@ export type LocalCode =
   | 'base_not_subject_revision'
   | 'workspace_other_change'
   | 'changed_during_run'
-  | 'subject_changed';
+  | 'subject_changed'
+  | 'change_not_checkpointed';
 
 export type StopVerdict =
   | { readonly allow: true }
@@ -95,8 +96,11 @@ export type StopVerdict =
     };
 
 class Category extends Error {
-  constructor(readonly category: ErrorCategory) {
-    super(ERROR_CATEGORIES[category]);
+  constructor(
+    readonly category: ErrorCategory,
+    cause?: unknown,
+  ) {
+    super(ERROR_CATEGORIES[category], cause === undefined ? undefined : { cause });
   }
 }
 
@@ -105,7 +109,7 @@ function guard<T>(category: ErrorCategory, f: () => T): T {
     return f();
   } catch (e) {
     if (e instanceof Category) throw e;
-    throw new Category(category);
+    throw new Category(category, e);
   }
 }
 
@@ -222,7 +226,17 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
       if (!lstatOrUndefined(input.dataDir)?.isDirectory()) throw new Category('local_store');
       return readCurrentSubjectUnchecked(input.dataDir, input.repository, input.profile, input.change);
     });
-  const first = readSubject();
+  let first: UncheckedSubject;
+  try {
+    first = readSubject();
+  } catch (e) {
+    // A Change the authority has no checkpoint of yet: nothing to ask the Hub about, and the way forward
+    // is the agent's first checkpoint.
+    if (e instanceof Category && isAgentscmError(e.cause) && e.cause.code === 'CHANGE_NOT_FOUND') {
+      return { allow: false, local: ['change_not_checkpointed'], failures: [], next: { operation: 'checkpoint' } };
+    }
+    throw e;
+  }
   const subject = first.subject;
   // One request, sent only after the first workspace read, as the seed orders them; the time limit
   // bounds the whole request.
