@@ -11,6 +11,7 @@ import type { StopHost } from '../core/hooks/stop-guard.js';
 import { requireAbsolute } from '../core/fs/safe.js';
 import { parsePublicKeyHex, toHex } from '../core/crypto/ed25519.js';
 import { readHubKey } from '../core/crypto/hub-key.js';
+import { Authority } from '../core/authority/store.js';
 import { boolOpt, existingDir, idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
 
 /** This installation's root (dist/src/commands/ -> the package). */
@@ -24,6 +25,21 @@ function ourHookEntry(): string {
   return fs.existsSync(bundle) ? bundle : path.join(PKG_ROOT, 'bin', 'agentscm.js');
 }
 
+/**
+ * Opens the data dir's authority read-only, as the hook does: refuses one without an authority (or of
+ * another schema version) and a repository and profile it has no agent-task profile for. Whether the
+ * Change has a checkpoint yet (the hook asks for one until it has).
+ */
+function checkHookStore(dataDir: string, repository: string, profile: string, change: string): boolean {
+  const authority = Authority.open(dataDir, { readonly: true });
+  try {
+    authority.requireProfile(repository, profile);
+    return authority.currentChangeVersion(repository, change) !== undefined;
+  } finally {
+    authority.close();
+  }
+}
+
 export async function run(ctx: CommandContext, inv: Invocation): Promise<CommandResult> {
   const hostOpt = stringOpt(inv, 'host');
   if (hostOpt !== 'claude-code' && hostOpt !== 'codex') throw usageError('--host must be claude-code or codex');
@@ -35,7 +51,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     // Only the workspace's own handler goes; the rest of the file (Tree Ring's hooks, the project's) stays.
     const { file, changed } = installStopHook(host, project, workspace, undefined);
     return {
-      data: { host, mode: 'task-stop', file, changed, uninstalled: true },
+      // uninstalled: whether a handler of the workspace was there and is gone now (false: there was none).
+      data: { host, mode: 'task-stop', file, changed, uninstalled: changed },
       text: `${changed ? 'removed' : 'not installed'}: ${hostName} Stop hook for workspace ${workspace} in ${file}`,
     };
   }
@@ -50,6 +67,11 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const caFile = caOpt === undefined ? undefined : requireAbsolute(caOpt, '--ca-file');
   clientEndpoint(endpoint, caFile === undefined ? undefined : readCaFile(caFile));
   const dataDir = existingDir(path.resolve(ctx.cwd, stringOpt(inv, 'data-dir')), 'data dir');
+  const repository = repositoryOpt(inv);
+  const profile = idOpt(inv, 'profile');
+  // What the hook reads on every run, refused now when it is not there: a hook over a data dir without
+  // an authority, or for a profile it does not have, could only ever block.
+  const checkpointed = checkHookStore(dataDir, repository, profile, change);
   // The pinned Hub key: given, else the one the Hub recorded in the data dir, else none.
   const keyOpt = optionalStringOpt(inv, 'hub-key');
   const pinned = keyOpt !== undefined ? parsePublicKeyHex(keyOpt) : readHubKey(dataDir);
@@ -62,8 +84,8 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     change,
     endpoint,
     caFile,
-    repository: repositoryOpt(inv),
-    profile: idOpt(inv, 'profile'),
+    repository,
+    profile,
     tokenFile,
     workspace,
     hubKey,
@@ -78,12 +100,13 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
     `instructions: ${instructions}`,
     hubKey !== undefined ? `hub key: ${hubKey} (only answers it signs let the session stop)` : 'hub key: none pinned (hub serve --receipt-key-dir, then install-stop again, makes answers signed and checked)',
   ];
+  if (!checkpointed) lines.push(`note: Change ${change} has no checkpoint in ${dataDir} yet; until it has one, the hook asks for \`agentscm checkpoint ${change}\``);
   const trust = host === 'codex'
     ? 'Codex skips a new or changed hook until it is trusted: open /hooks in Codex and trust this Stop hook (the project must be trusted too).'
     : undefined;
   if (trust) lines.push(`trust: ${trust}`);
   return {
-    data: { host, mode: 'task-stop', file, changed, command, hub_key: hubKey ?? null, instructions, ...(trust ? { trust } : {}) },
+    data: { host, mode: 'task-stop', file, changed, command, hub_key: hubKey ?? null, change_checkpointed: checkpointed, instructions, ...(trust ? { trust } : {}) },
     text: lines.join('\n'),
   };
 }

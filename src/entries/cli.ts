@@ -1100,7 +1100,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       'everything else (Tree Ring\'s lifecycle hooks too), and reads the file back to check it; running it again with the same arguments changes nothing, and other arguments (another Change too) replace the handler of ' +
       'the same workspace in place, whichever entry path it names (so one an earlier release wrote too); --uninstall removes it. The command is a POSIX sh guard, then `exec` with absolute paths of node and of the bundled hook entry dist/bundles/agentscm-stop-hook.cjs (bin/agentscm.js when the bundle was not built; both take the same arguments), then `skill-workflow task-stop CHANGE` (task-codex-stop for Codex) with the options given here (Codex runs it as `$SHELL -lc`). ' +
       'When node or the entry is gone, or the working directory was removed, the guard blocks the stop (exit 2, a fixed sentence naming install-stop) instead of letting the agent stop unchecked. ' +
-      'The data dir, project and workspace must exist; the token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
+      'The data dir, project and workspace must exist; the data dir must hold an authority with an agent-task profile for REPOSITORY and PROFILE (else nothing is written: exit 9 or 13), ' +
+      'and a Change without a checkpoint yet is installed with a note (the hook asks the agent to checkpoint until it has one). ' +
+      'The token file must be an absolute path to a readable workspace token. Prints where the agent\'s instructions are; for ' +
       'Codex, the hook must also be trusted in /hooks before it runs.',
     args: [{ ...CHANGE_ARG, required: false, help: `${CHANGE_ARG.help} (required unless --uninstall)` }],
     options: [

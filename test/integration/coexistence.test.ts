@@ -154,6 +154,38 @@ describe('shared hook files', () => {
     assertTreeRingConfigured(s);
     const again = agentscm(['install-stop', '--host', 'codex', '--project', s.workspace, '--uninstall']);
     assert.match(again.stdout, /^not installed/m);
+    // Nothing was there to remove: the document says so.
+    const none = agentscm(['install-stop', '--host', 'codex', '--project', s.workspace, '--uninstall', '--json']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.deepEqual([json(none).changed, json(none).uninstalled], [false, false]);
+  });
+
+  test('install-stop refuses a data dir without an authority or without the profile, and notes a Change not checkpointed yet', () => {
+    const s = adminSetup();
+    const hookFile = path.join(s.workspace, '.codex', 'hooks.json');
+    // An existing, private directory that holds no authority (a mistyped path, say).
+    const empty = path.join(s.root, 'empty-data');
+    fs.mkdirSync(empty, { mode: 0o700 });
+    let r = agentscm([...installArgs(s, 'codex').map((a) => (a === s.dataDir ? empty : a)), '--json']);
+    assert.equal(r.code, 9, r.stderr);
+    assert.equal(json<{ error: { code: string } }>(r).error.code, 'NO_AUTHORITY');
+    assert.deepEqual(fs.readdirSync(empty), [], 'nothing created in the data dir');
+    assert.equal(fs.existsSync(hookFile), false, 'nothing written');
+    // A profile the authority does not have.
+    r = agentscm(installArgs(s, 'codex').map((a) => (a === PROFILE ? 'no-such-profile' : a)));
+    assert.equal(r.code, 13, r.stderr);
+    assert.match(r.stderr, /no agent-task profile no-such-profile/);
+    assert.equal(fs.existsSync(hookFile), false, 'nothing written');
+    // A Change without a checkpoint yet is installed, with a note; once checkpointed, without.
+    r = agentscm([...installArgs(s, 'codex'), '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(json(r).change_checkpointed, false);
+    r = agentscm(installArgs(s, 'codex'));
+    assert.match(r.stdout, /^note: Change c1 has no checkpoint in .* yet; until it has one, the hook asks for `agentscm checkpoint c1`$/m);
+    checkpointRevision(s);
+    r = agentscm([...installArgs(s, 'codex'), '--json']);
+    assert.equal(json(r).change_checkpointed, true);
+    assert.doesNotMatch(agentscm(installArgs(s, 'codex')).stdout, /^note:/m);
   });
 
   test('install-stop refuses a data dir or workspace that does not exist, and needs CHANGE unless uninstalling', () => {
