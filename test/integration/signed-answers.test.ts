@@ -150,6 +150,29 @@ describe('signed qualification answers and the pinned Stop hook', () => {
     }
   });
 
+  test('a pinned key that is not 64 hex digits (a hand-edited hook command) blocks as such, before the Hub is asked', async () => {
+    let asked = 0;
+    const server = http.createServer((_req, res) => {
+      asked++;
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (const bad of ['zz', publicKey.toUpperCase(), publicKey.slice(2), `${publicKey} `]) {
+        for (const host of ['claude-code', 'codex'] as const) {
+          const doc = blocked(await hook(s, url, host, bad));
+          assert.equal(doc.verdict, 'check_failed', bad);
+          assert.equal(doc.error, 'pinned Hub key malformed', bad);
+          assert.equal(doc.next, null);
+        }
+      }
+      assert.equal(asked, 0);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   test('a fake Hub on the endpoint\'s port: unsigned, wrongly signed and replayed "qualified" answers block the pinned hook; only the Hub key\'s signature for this nonce passes', async () => {
     const qualified = {
       capability: 'agentscm.agent-workflow-tasks/v1', schema_version: 1, qualified: true, subject_current: true,

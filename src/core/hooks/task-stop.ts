@@ -38,6 +38,7 @@ export const ERROR_CATEGORIES = {
   token_rejected: 'token rejected',
   malformed: 'malformed response',
   signature: 'answer not signed by the pinned Hub key',
+  hub_key: 'pinned Hub key malformed',
 } as const;
 export type ErrorCategory = keyof typeof ERROR_CATEGORIES;
 
@@ -219,6 +220,8 @@ export async function evaluateTaskStop(input: TaskStopInput): Promise<StopVerdic
 async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   const workspace = path.resolve(input.workspace);
   const token = guard('token', () => readTokenFile(input.tokenFile));
+  // install-stop writes only a valid key; one edited by hand into something else is no key to check with.
+  if (input.hubKey !== undefined && !HEX64.test(input.hubKey)) return errorVerdict('hub_key');
 
   // Existing-only: a missing data dir or authority blocks and is not created (the reader creates nothing).
   const readSubject = (): UncheckedSubject =>
@@ -290,7 +293,7 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     hub.close();
     throw e;
   }
-  const key: PinnedHubKey | undefined = pinned !== undefined && HEX64.test(pinned) ? pinnedKey(pinned) : undefined;
+  const key: PinnedHubKey | undefined = pinned !== undefined ? pinnedKey(pinned) : undefined;
   const { checkQualification } = await checking;
   let answer: JsonValue;
   try {
@@ -301,7 +304,7 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   if (pinned !== undefined) {
     // Whoever holds the endpoint's port cannot answer for the Hub: no signature, another key's, or one
     // made for another request (subject or nonce) blocks.
-    if (key === undefined || !verifyPinnedAnswer(answer, subjectJson, nonce!, key)) return errorVerdict('signature');
+    if (!verifyPinnedAnswer(answer, subjectJson, nonce!, key!)) return errorVerdict('signature');
   }
   const checked = checkQualification(answer);
   if (!checked.ok) return errorVerdict('malformed');
