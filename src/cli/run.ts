@@ -58,6 +58,13 @@ export async function runProgram(program: Program, argv: readonly string[], ctx:
       return 0;
     }
     if (parsed.kind === 'help') {
+      // No command, but a JSON answer asked for: a script's mistake, answered as one (a JSON error,
+      // exit 2) rather than with a page of text. --help itself is always the text.
+      const asked = argv.includes('--help') || argv.includes('-h');
+      const ownGroup = parsed.path.length === 0 || !program.subprograms?.some((p) => p.group === parsed.path[0]);
+      if (json && !asked && program.name === 'agentscm' && ownGroup) {
+        throw usageError(parsed.path.length === 0 ? 'a command is required (see --help)' : `"${parsed.path.join(' ')}" needs a command (see ${program.name} ${parsed.path.join(' ')} --help)`);
+      }
       ctx.stdout.write(renderHelp(program.name, program.commands, program.groups, parsed.path, program.version, program.exitStatus));
       return 0;
     }

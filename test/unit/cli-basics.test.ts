@@ -77,6 +77,26 @@ test('a mistyped command or option gets a "did you mean" on its one error line, 
   assert.equal(json<{ error: { message: string } }>(j).error.message, 'unknown command "agent-tsk" (did you mean agent-task?)');
 });
 
+test('no command: the help text (exit 0), but with --json a JSON usage error (exit 2); --help is always the text', async () => {
+  const help = await inProcess(AGENTSCM, []);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^usage: agentscm /m);
+  for (const [argv, message] of [
+    [['--json'], 'a command is required (see --help)'],
+    [['authority', '--json'], '"authority" needs a command (see agentscm authority --help)'],
+    [['--json', 'authority', 'token'], '"authority token" needs a command (see agentscm authority token --help)'],
+  ] as const) {
+    const r = await inProcess(AGENTSCM, [...argv]);
+    assert.equal(r.code, 2, argv.join(' '));
+    assert.deepEqual(json<{ error: { kind: string; message: string } }>(r).error, { kind: 'USAGE', code: 'USAGE', message, exit_code: 2 });
+  }
+  for (const argv of [['--help', '--json'], ['authority', '--json', '--help'], ['-h', '--json']]) {
+    const r = await inProcess(AGENTSCM, argv);
+    assert.equal(r.code, 0, argv.join(' '));
+    assert.match(r.stdout, /^usage: agentscm /m, argv.join(' '));
+  }
+});
+
 test('option values, switches, repeats and leading options are checked as documented', async () => {
   const usage = async (argv: string[], message: string) => {
     const r = await inProcess(AGENTSCM, argv);
