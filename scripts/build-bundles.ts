@@ -21,8 +21,8 @@
 //                                       (src/entries/recall-loader.ts) of
 //   tree-ring-recall.body.cjs (+.cache) src/entries/recall.ts and everything it imports
 //
-// A `.cache` is V8's code cache of the body after one real run (Node 20; later Nodes keep their own,
-// src/cli/code-cache.ts). When a warm-up run fails the build goes on without that cache (the command is
+// A `.cache` (named `<body>.v8-<V8 version>.cache`) is V8's code cache of the body after one real run
+// with the Node that builds (src/cli/code-cache.ts). When a warm-up run fails the build goes on without that cache (the command is
 // then only slower). dist/hook/ keeps only hand-overs at the paths earlier releases wrote into hook files
 // and launchers (see the end).
 
@@ -33,7 +33,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheFileOf } from '../src/cli/code-cache.js';
-import { BODY_NAME, CACHE_NAME } from '../src/entries/stop-hook-files.js';
+import { BODY_NAME } from '../src/entries/stop-hook-files.js';
 import { exampleAuthority, exampleCheckpointedWorkspace } from './example-authority.js';
 import { bundledSqliteOptions, checkOnlySqliteBundled } from './bundle-sqlite.js';
 
@@ -272,7 +272,7 @@ async function warmStopHook(): Promise<void> {
       '--profile', 'default', '--token-file', tokenFile, '--workspace', ws, '--hub-key', hubKey,
     ];
     const input = JSON.stringify({ session_id: 'code-cache', hook_event_name: 'Stop', stop_hook_active: false });
-    const r = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'warm-code-cache.js'), out(BODY_NAME), out(CACHE_NAME), ...args], {
+    const r = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'warm-code-cache.js'), out(BODY_NAME), cacheFileOf(out(BODY_NAME)), ...args], {
       input,
       env: { PATH: process.env.PATH, AGENTSCM_STATE_DIR: path.join(tmp, 'state') },
       encoding: 'utf8',
@@ -287,7 +287,7 @@ async function warmStopHook(): Promise<void> {
 try {
   await warmStopHook();
 } catch (e) {
-  fs.rmSync(out(CACHE_NAME), { force: true });
+  fs.rmSync(cacheFileOf(out(BODY_NAME)), { force: true });
   process.stderr.write(`build-bundles: no code cache for the Stop hook (${(e as Error).message}); it works without it\n`);
 }
 

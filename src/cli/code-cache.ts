@@ -2,10 +2,11 @@
 // Node's public APIs. Hooks and recall are fresh processes on every call, and much of their own time goes
 // to compiling the functions they run; a code cache spares later runs that work:
 //
-// - The cache the build stores beside the body (`<body>.cache`, scripts/warm-code-cache.ts): V8's code
-//   cache taken after one real run of the body, so it holds every function that run compiled. The body
-//   is compiled with `vm.Script` and that `cachedData`, on every Node whose V8 accepts it (the Node that
-//   built it).
+// - The cache the build stores beside the body (`<body>.v8-<V8 version>.cache`, scripts/warm-code-cache.ts):
+//   V8's code cache taken after one real run of the body, so it holds every function that run compiled.
+//   The body is compiled with `vm.Script` and that `cachedData` on a Node with the V8 that built it; the
+//   file's name carries the V8 version, so that another Node does not read it (V8 would reject it only
+//   after compiling the body's top level, which then would be compiled again).
 // - Otherwise, on Node >= 22.1, Node's own compile cache: `module.enableCompileCache()`, then the body is
 //   required as any CommonJS module. Node keeps that cache in its compile cache directory
 //   (NODE_COMPILE_CACHE, else one under the system's temporary directory) and checks it against the
@@ -27,8 +28,8 @@ import * as vm from 'node:vm';
 
 type ModuleFunction = (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string) => void;
 
-/** The cache file the build stores beside a body, for Node 20. */
-export const cacheFileOf = (body: string): string => `${body}.cache`;
+/** The cache file the build stores beside a body, for the V8 version this Node has. */
+export const cacheFileOf = (body: string): string => `${body}.v8-${process.versions.v8}.cache`;
 
 /** The wrapper Node gives a CommonJS module, which a body compiled with vm.Script gets too. */
 const BODY_HEAD = '(function (exports, require, module, __filename, __dirname) {';

@@ -74,3 +74,23 @@ test('runBundle compiles the body with the stored cache when V8 accepts it, on e
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the stored cache is named for the V8 that made it: a cache another Node stored beside the body is never read', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-code-cache-'));
+  const g = globalThis as { codeCacheTestRun?: Record<string, unknown> };
+  try {
+    const body = path.join(dir, 'body.cjs');
+    assert.equal(cacheFileOf(body), `${body}.v8-${process.versions.v8}.cache`);
+    fs.writeFileSync(body, `${BODY}// foreign\n`);
+    // A fitting cache, but under another V8 version's name (as a package built by another Node ships it).
+    const script = compileBody(body, undefined);
+    script.runInThisContext();
+    fs.writeFileSync(`${body}.v8-0.0.0-other.cache`, script.createCachedData());
+    delete g.codeCacheTestRun;
+    runBundle(body, createRequire(body));
+    // Not taken: Node's compile cache (a plain require) where there is one, else a plain compile.
+    assert.equal((g.codeCacheTestRun as Record<string, unknown> | undefined)?.required, hasCompileCache());
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

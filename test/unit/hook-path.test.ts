@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/entries/cli.js';
-import { BODY_NAME, CACHE_NAME } from '../../src/entries/stop-hook-files.js';
-import { compileBody, readCodeCache } from '../../src/cli/code-cache.js';
+import { BODY_NAME } from '../../src/entries/stop-hook-files.js';
+import { cacheFileOf, compileBody, readCodeCache } from '../../src/cli/code-cache.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { commandModuleFile, forbiddenIn, HOOK_FORBIDDEN_PACKAGES, importsOf, walkImports } from '../support/import-graph.js';
 
@@ -86,7 +86,7 @@ test('the hook bundles are CommonJS, require only Node builtins (and better-sqli
 
 test('the build stores a code cache of the Stop hook body that this Node accepts', () => {
   const body = path.join(REPO_ROOT, 'dist', 'bundles', BODY_NAME);
-  const cache = readCodeCache(path.join(REPO_ROOT, 'dist', 'bundles', CACHE_NAME));
+  const cache = readCodeCache(cacheFileOf(body));
   assert.ok(cache && cache.length > 0, 'npm run build writes the code cache');
   assert.equal(compileBody(body, cache).cachedDataRejected, false);
 });
