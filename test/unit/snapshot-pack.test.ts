@@ -143,6 +143,27 @@ describe('snapshot packs', () => {
     assert.equal(fs.readdirSync(dir).length, 1, 'a discarded pack leaves nothing');
   });
 
+  it('finds every blob of many packs in any order of reads (the pack that held the last one is searched first)', () => {
+    const dir = tmp();
+    const blobs: Buffer[] = [];
+    for (let k = 0; k < 20; k++) {
+      const w = new PackWriter(dir);
+      // Each pack: two blobs of its own and one that every pack holds.
+      for (const b of [Buffer.from(`pack ${k} a\n`), Buffer.from(`pack ${k} b\n`)]) {
+        w.add(sha(b), b);
+        blobs.push(b);
+      }
+      w.add(sha(A), A);
+      w.publish();
+    }
+    const set = new PackSet(dir);
+    // Forward, backward and interleaved: each read finds its bytes whichever pack came first.
+    const order = [...blobs, ...[...blobs].reverse(), ...blobs.filter((_, i) => i % 3 === 0), A, ...blobs.filter((_, i) => i % 3 !== 0), A];
+    for (const b of order) assert.deepEqual(set.read(sha(b), 1 << 20), b);
+    assert.equal(set.read(sha(B), 1 << 20), undefined, 'a blob no pack holds');
+    assert.deepEqual(set.read(sha(blobs[7]!), 1 << 20), blobs[7]);
+  });
+
   it('writes a blob larger than its write chunk whole', () => {
     const dir = tmp();
     const big = Buffer.alloc(3 * (1 << 20) + 5, 0x5a);

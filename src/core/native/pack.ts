@@ -120,6 +120,12 @@ interface LoadedPack {
  */
 export class PackSet {
   private readonly loaded = new Map<string, LoadedPack>();
+  /**
+   * The loaded packs in the order they are searched: the one that held the last blob found comes first.
+   * A snapshot's blobs are mostly in the one pack of the checkpoint that first read them, so a reader
+   * finds nearly every blob in the first pack it tries, however many packs later checkpoints added.
+   */
+  private readonly order: LoadedPack[] = [];
   private listed = false;
 
   constructor(private readonly dir: string) {}
@@ -132,12 +138,12 @@ export class PackSet {
   read(sha256: string, maxBytes: number, lookAgain = true): Buffer | 'limit' | undefined {
     const want = Buffer.from(sha256, 'hex');
     if (!this.listed) this.loadNew();
-    const first = this.readFrom(this.loaded.values(), want, sha256, maxBytes);
+    const first = this.readFrom(this.order, want, sha256, maxBytes);
     if (first !== undefined || !lookAgain) return first;
     return this.readFrom(this.loadNew(), want, sha256, maxBytes);
   }
 
-  private readFrom(packs: Iterable<LoadedPack>, want: Buffer, sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
+  private readFrom(packs: readonly LoadedPack[], want: Buffer, sha256: string, maxBytes: number): Buffer | 'limit' | undefined {
     for (const p of packs) {
       const at = find(p, want);
       if (at < 0) continue;
@@ -145,9 +151,19 @@ export class PackSet {
       const length = Number(p.entries.readBigUInt64BE(at + 40));
       if (length > maxBytes) return 'limit';
       const bytes = withPack(p.file, (fd) => readExactly(fd, length, offset));
-      if (bytes !== undefined && sha256Hex(bytes) === sha256) return bytes;
+      if (bytes !== undefined && sha256Hex(bytes) === sha256) {
+        this.toFront(p);
+        return bytes;
+      }
     }
     return undefined;
+  }
+
+  private toFront(p: LoadedPack): void {
+    if (this.order[0] === p) return;
+    const i = this.order.indexOf(p);
+    if (i > 0) this.order.copyWithin(1, 0, i);
+    this.order[0] = p;
   }
 
   /** Loads the packs not loaded yet (in name order) and returns them. */
@@ -166,6 +182,7 @@ export class PackSet {
       const p = loadPack(path.join(this.dir, name));
       if (p === undefined) continue;
       this.loaded.set(name, p);
+      this.order.push(p);
       fresh.push(p);
     }
     return fresh;
