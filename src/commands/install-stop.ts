@@ -12,7 +12,7 @@ import { requireAbsolute } from '../core/fs/safe.js';
 import { parsePublicKeyHex, toHex } from '../core/crypto/ed25519.js';
 import { readHubKey } from '../core/crypto/hub-key.js';
 import { Authority } from '../core/authority/store.js';
-import { boolOpt, existingDir, idArg, idOpt, optionalStringOpt, repositoryOpt, stringOpt } from './options.js';
+import { boolOpt, existingDir, idArg, idOpt, optionalStringOpt, repositoryOpt, requireOpts, stringOpt } from './options.js';
 
 /** This installation's root (dist/src/commands/ -> the package). */
 const PKG_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -58,6 +58,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   }
   if (inv.args[0] === undefined) throw usageError('CHANGE is required (unless --uninstall)');
   const change = idArg(inv, 0, 'CHANGE');
+  requireOpts(inv, ['token-file', 'endpoint', 'data-dir', 'repository', 'profile'], '--uninstall');
   const tokenFile = requireAbsolute(stringOpt(inv, 'token-file'), '--token-file');
   readTokenFile(tokenFile); // refuse now what the hook could never read
   const endpoint = stringOpt(inv, 'endpoint');

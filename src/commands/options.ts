@@ -14,6 +14,11 @@ export function stringOpt(inv: Invocation, flag: string): string {
   return v;
 }
 
+/** Refuses a command line without one of flags, which the command needs unless `unless` (e.g. "--uninstall") was given. */
+export function requireOpts(inv: Invocation, flags: readonly string[], unless: string): void {
+  for (const flag of flags) if (inv.opts[flag] === undefined) throw usageError(`missing required option --${flag} (unless ${unless})`);
+}
+
 export function optionalStringOpt(inv: Invocation, flag: string): string | undefined {
   const v = inv.opts[flag];
   if (v === undefined) return undefined;

@@ -1125,15 +1125,16 @@ export const COMMANDS: readonly CommandSpec[] = [
       '(an inline table or dotted keys) is refused unchanged. The token is never written: Claude Code gets the header ' +
       '`Authorization: Bearer ${VAR}` (expanded from its environment), Codex gets `bearer_token_env_var = "VAR"`; start the host with VAR ' +
       'set to the workspace token. Tools: capabilities, requirements, next, instructions, reference, status, recovery, qualification, ' +
-      'collector_descriptor, and (not for a read-scope token) claim, heartbeat, result, cancel, reconcile, collector_claim, collector_finalize.',
+      'collector_descriptor, and (not for a read-scope token) claim, heartbeat, result, cancel, reconcile, collector_claim, collector_finalize. ' +
+      '--uninstall removes the server of that name, and nothing else.',
     options: [
       { flag: 'host', value: 'claude-code|codex', help: 'which host to configure', required: true },
-      ENDPOINT,
-      REPOSITORY,
-      PROFILE,
+      // Required unless --uninstall (checked by the command).
+      ...[ENDPOINT, REPOSITORY, PROFILE].map(({ required: _r, ...o }) => o),
       { flag: 'token-env', value: 'VAR', help: 'the environment variable the host reads the token from', defaultText: 'AGENTSCM_MCP_TOKEN' },
       { flag: 'name', value: 'NAME', help: 'the server name in the host config', defaultText: 'agentscm' },
       { flag: 'project', value: 'DIR', help: 'the project whose config is written (an existing directory)', defaultText: 'the current directory' },
+      { flag: 'uninstall', help: 'remove the server instead (needs only --host, --project and --name when not the default)' },
     ],
     load: () => import('../commands/install-mcp.js'),
   },

@@ -104,3 +104,57 @@ test('install-mcp refuses a bad endpoint, env var name or host, and a damaged .m
   assert.equal(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8'), '{"mcpServers": [');
   assert.equal(fs.existsSync(path.join(project, '.codex')), false);
 });
+
+test('install-mcp --uninstall removes its server and nothing else: the file is again what it was; nothing to remove changes nothing', () => {
+  const uninstall = (project: string, host: string, ...rest: string[]) => agentscm(['install-mcp', '--host', host, '--project', project, '--uninstall', ...rest, '--json']);
+  // Claude Code: the document without the entry (re-indented, every other value kept).
+  const claude = tempDir('mcp-claude-un');
+  const file = path.join(claude, '.mcp.json');
+  const original = { mcpServers: { other: { type: 'stdio', command: 'x' } }, extra: 1 };
+  fs.writeFileSync(file, JSON.stringify(original));
+  assert.equal(install(claude, 'claude-code').code, 0);
+  let r = uninstall(claude, 'claude-code');
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual([json(r).changed, json(r).uninstalled], [true, true]);
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), original);
+  const bytes = fs.readFileSync(file);
+  r = uninstall(claude, 'claude-code');
+  assert.deepEqual([json(r).changed, json(r).uninstalled], [false, false]);
+  assert.deepEqual(fs.readFileSync(file), bytes);
+  // Codex: byte for byte what was there before install, at the end of the file and between tables.
+  for (const before of ['model = "x"\n', 'model = "x"\n\n# Trusted projects\n[projects."/x"]\ntrust_level = "trusted"\n']) {
+    const codex = tempDir('mcp-codex-un');
+    fs.mkdirSync(path.join(codex, '.codex'));
+    const toml = path.join(codex, '.codex', 'config.toml');
+    fs.writeFileSync(toml, before);
+    assert.equal(install(codex, 'codex').code, 0);
+    assert.match(fs.readFileSync(toml, 'utf8'), /\[mcp_servers\.agentscm\]/);
+    r = uninstall(codex, 'codex');
+    assert.equal(json(r).changed, true, r.stderr);
+    assert.equal(fs.readFileSync(toml, 'utf8'), before);
+    assert.equal(json(uninstall(codex, 'codex')).changed, false);
+  }
+  // A table of ours (and its sub-table) between others goes; the comments above the next table stay.
+  const mid = tempDir('mcp-codex-mid');
+  fs.mkdirSync(path.join(mid, '.codex'));
+  const midFile = path.join(mid, '.codex', 'config.toml');
+  fs.writeFileSync(midFile, 'model = "x"\n\n[mcp_servers.agentscm]\nurl = "http://old"\n\n[mcp_servers.agentscm.env]\nA = "1"\n\n# keep me\n[mcp_servers.other]\ncommand = "y"\n');
+  assert.equal(json(uninstall(mid, 'codex')).changed, true);
+  assert.equal(fs.readFileSync(midFile, 'utf8'), 'model = "x"\n\n# keep me\n[mcp_servers.other]\ncommand = "y"\n');
+  // Another name is another server (the comment above its header is not the table's: it stays); a
+  // missing file is not created.
+  assert.equal(json(uninstall(mid, 'codex', '--name', 'other')).changed, true);
+  assert.equal(fs.readFileSync(midFile, 'utf8'), 'model = "x"\n\n# keep me\n');
+  const none = tempDir('mcp-none');
+  assert.equal(json(uninstall(none, 'codex')).changed, false);
+  assert.equal(fs.existsSync(path.join(none, '.codex')), false);
+  // A server defined another way is refused, as on install.
+  fs.writeFileSync(midFile, '[mcp_servers]\nagentscm = { url = "http://x" }\n');
+  r = uninstall(mid, 'codex');
+  assert.equal(r.code, 3, r.stderr);
+  assert.equal(fs.readFileSync(midFile, 'utf8'), '[mcp_servers]\nagentscm = { url = "http://x" }\n');
+  // Installing still needs the endpoint, repository and profile.
+  r = agentscm(['install-mcp', '--host', 'codex', '--project', none]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /missing required option --endpoint \(unless --uninstall\)/);
+});

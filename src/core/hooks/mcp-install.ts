@@ -38,7 +38,8 @@ export function mcpEndpointUrl(endpoint: string, repository: string, profile: st
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function mergeClaudeMcp(existing: string | undefined, e: McpEntry): { text: string; changed: boolean } {
+/** Merges e into .mcp.json's mcpServers, or (`remove`) drops the server named e.name; everything else stays. */
+export function mergeClaudeMcp(existing: string | undefined, e: McpEntry | { readonly name: string; readonly remove: true }): { text: string; changed: boolean } {
   let doc: Obj = {};
   if (existing !== undefined && existing.trim() !== '') {
     let v: JsonValue;
@@ -52,6 +53,11 @@ export function mergeClaudeMcp(existing: string | undefined, e: McpEntry): { tex
   }
   if (doc.mcpServers !== undefined && !isObj(doc.mcpServers)) throw badInput('"mcpServers" in the existing .mcp.json is not an object', 'BAD_MCP_CONFIG');
   const servers: Obj = isObj(doc.mcpServers) ? doc.mcpServers : {};
+  if ('remove' in e) {
+    if (existing === undefined || !Object.hasOwn(servers, e.name)) return { text: existing ?? '', changed: false };
+    const { [e.name]: _gone, ...rest } = servers;
+    return { text: indentedJson({ ...doc, mcpServers: rest }), changed: true };
+  }
   const entry = { type: 'http', url: e.url, headers: { Authorization: `Bearer \${${e.tokenEnv}}` } };
   const out = { ...doc, mcpServers: { ...servers, [e.name]: entry } };
   if (existing !== undefined && outputJson(doc) === outputJson(out as JsonValue)) return { text: existing, changed: false };
@@ -68,8 +74,9 @@ const isTableHeader = (l: string): boolean => /^\s*\[/.test(l);
  * refused: a [mcp_servers.NAME] table beside it would declare the key twice, which TOML forbids. The
  * values are TOML basic strings (JSON string syntax is valid TOML for them).
  */
-export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text: string; changed: boolean } {
-  const block = [`[mcp_servers.${e.name}]`, `url = ${JSON.stringify(e.url)}`, `bearer_token_env_var = ${JSON.stringify(e.tokenEnv)}`];
+export function mergeCodexMcp(existing: string | undefined, e: McpEntry | { readonly name: string; readonly remove: true }): { text: string; changed: boolean } {
+  // Removing: the table goes with no block in its place (and the blank line that set it off).
+  const block = 'remove' in e ? [] : [`[mcp_servers.${e.name}]`, `url = ${JSON.stringify(e.url)}`, `bearer_token_env_var = ${JSON.stringify(e.tokenEnv)}`];
   const text = existing ?? '';
   if (Buffer.byteLength(text) > CONFIG_MAX_BYTES) throw badInput('the existing config.toml is over 1 MiB', 'BAD_MCP_CONFIG');
   const lines = text === '' ? [] : text.replace(/\n$/, '').split('\n');
@@ -97,8 +104,19 @@ export function mergeCodexMcp(existing: string | undefined, e: McpEntry): { text
       out.push(...block);
       placed = true;
     }
-    if (j < lines.length || kept.length > 0) out.push('', ...kept);
+    if (block.length === 0) {
+      // Removed: what follows keeps one blank line from what came before, and the file ends with none.
+      while (out.length > 0 && out[out.length - 1]!.trim() === '') out.pop();
+      if (out.length > 0 && j < lines.length) out.push('');
+      out.push(...kept);
+    } else if (j < lines.length || kept.length > 0) out.push('', ...kept);
     i = j - 1;
+  }
+  if (block.length === 0) {
+    if (!placed) return { text, changed: false };
+    while (out.length > 0 && out[out.length - 1]!.trim() === '') out.pop();
+    const next = out.length === 0 ? '' : out.join('\n') + '\n';
+    return next === text ? { text, changed: false } : { text: next, changed: true };
   }
   if (!placed) {
     if (out.length > 0 && out[out.length - 1]!.trim() !== '') out.push('');
@@ -132,14 +150,18 @@ function refuseOtherDefinitions(lines: readonly string[], name: string): void {
   }
 }
 
-/** Reads, merges and writes the host's MCP config; refuses a symlinked config or directory. */
-export function installMcpServer(host: StopHost, project: string, e: McpEntry): { file: string; changed: boolean } {
+/**
+ * Reads, merges and writes the host's MCP config (or removes the server e names: `{name, remove: true}`);
+ * refuses a symlinked config or directory. Removing from a config that is not there changes nothing.
+ */
+export function installMcpServer(host: StopHost, project: string, e: McpEntry | { readonly name: string; readonly remove: true }): { file: string; changed: boolean } {
   const file = mcpConfigFile(host, project);
   const dir = lstatOrUndefined(path.dirname(file));
   if (dir && (dir.isSymbolicLink() || !dir.isDirectory())) throw badInput(`${path.dirname(file)} is not a directory of the project; refusing to write into it`, 'BAD_MCP_CONFIG');
   const st = lstatOrUndefined(file);
   if (st && !st.isFile()) throw badInput(`${file} is not a regular file; refusing to change it`, 'BAD_MCP_CONFIG');
   const existing = st ? fs.readFileSync(file, 'utf8') : undefined;
+  if (existing === undefined && 'remove' in e) return { file, changed: false };
   const { text, changed } = host === 'claude-code' ? mergeClaudeMcp(existing, e) : mergeCodexMcp(existing, e);
   if (changed) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
