@@ -160,9 +160,9 @@ export class PackSet {
   }
 
   private toFront(p: LoadedPack): void {
-    if (this.order[0] === p) return;
     const i = this.order.indexOf(p);
-    if (i > 0) this.order.copyWithin(1, 0, i);
+    if (i <= 0) return;
+    this.order.copyWithin(1, 0, i);
     this.order[0] = p;
   }
 
