@@ -882,6 +882,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import('../commands/snapshot-export.js'),
   },
   {
+    path: ['snapshot', 'repack'],
+    summary: 'rewrite the snapshot packs as one pack (each checkpoint adds one; readers load every pack\'s index)',
+    details:
+      'Every blob of every pack is checked against its SHA-256 and written once into a new pack, which is made durable ' +
+      'before the packs it replaces are removed; checkpoints and readers may run meanwhile. A pack with a record that is ' +
+      'not readable or not its digest is kept as it is (and named). Nothing to do with one pack or none.',
+    options: [DATA_DIR],
+    load: () => import('../commands/snapshot-repack.js'),
+  },
+  {
     path: ['config', 'show'],
     summary: 'print the client settings a Hub call would use here and where each comes from',
     details:

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { PackSet, PackWriter } from '../../src/core/native/pack.js';
+import { PackSet, PackWriter, repackPacks } from '../../src/core/native/pack.js';
 
 const roots: string[] = [];
 after(() => roots.forEach((r) => fs.rmSync(r, { recursive: true, force: true })));
@@ -162,6 +162,56 @@ describe('snapshot packs', () => {
     for (const b of order) assert.deepEqual(set.read(sha(b), 1 << 20), b);
     assert.equal(set.read(sha(B), 1 << 20), undefined, 'a blob no pack holds');
     assert.deepEqual(set.read(sha(blobs[7]!), 1 << 20), blobs[7]);
+  });
+
+  it('repacks every blob of every pack into one, each once; a reader that had loaded the old packs finds them in the new one', () => {
+    const dir = tmp();
+    const blobs: Buffer[] = [];
+    for (let k = 0; k < 6; k++) {
+      const w = new PackWriter(dir);
+      const own = Buffer.from(`repack ${k}\n`);
+      w.add(sha(own), own);
+      w.add(sha(A), A);
+      w.publish();
+      blobs.push(own);
+    }
+    // A v1 pack of an older store: records only.
+    fs.writeFileSync(path.join(dir, 'v1.pack'), Buffer.concat([Buffer.from('agentscm-pack-v1\n'), Buffer.from(sha(B), 'hex'), u64(B.length), B]));
+    blobs.push(A, B);
+    const reader = new PackSet(dir);
+    assert.deepEqual(reader.read(sha(blobs[0]!), 1 << 20), blobs[0]);
+    const r = repackPacks(dir);
+    assert.deepEqual(r, { packs_before: 7, packs_after: 1, blobs: 8, bytes: blobs.reduce((n, b) => n + b.length, 0), kept: [] });
+    assert.equal(packs(dir).length, 1);
+    assert.deepEqual(fs.readdirSync(dir).filter((n) => !n.endsWith('.pack')), [], 'no temporary file left');
+    for (const b of blobs) {
+      assert.deepEqual(reader.read(sha(b), 1 << 20), b, 'the reader of before');
+      assert.deepEqual(new PackSet(dir).read(sha(b), 1 << 20), b, 'a new reader');
+    }
+    // One pack: nothing to do, nothing written.
+    const name = packs(dir)[0]!;
+    assert.deepEqual(repackPacks(dir), { packs_before: 1, packs_after: 1, blobs: 0, bytes: 0, kept: [] });
+    assert.deepEqual(packs(dir), [name]);
+  });
+
+  it('repack keeps a pack with a record that is not its digest, and copies its good records', () => {
+    const dir = tmp();
+    const w = new PackWriter(dir);
+    w.add(sha(A), A);
+    w.publish();
+    // A v1 pack whose second record's bytes are not its digest (bit rot), its first record fine.
+    const bad = Buffer.from('bit rot\n');
+    const C = Buffer.from('third\n');
+    fs.writeFileSync(path.join(dir, 'damaged.pack'), Buffer.concat([Buffer.from('agentscm-pack-v1\n'), Buffer.from(sha(C), 'hex'), u64(C.length), C, Buffer.from(sha(B), 'hex'), u64(bad.length), bad]));
+    const r = repackPacks(dir);
+    assert.deepEqual(r.kept, ['damaged.pack']);
+    assert.equal(r.blobs, 2);
+    assert.equal(r.packs_after, 2);
+    assert.ok(packs(dir).includes('damaged.pack'));
+    const set = new PackSet(dir);
+    assert.deepEqual(set.read(sha(A), 1 << 20), A);
+    assert.deepEqual(set.read(sha(C), 1 << 20), C);
+    assert.equal(set.read(sha(B), 1 << 20), undefined);
   });
 
   it('writes a blob larger than its write chunk whole', () => {

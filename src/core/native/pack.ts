@@ -169,13 +169,7 @@ export class PackSet {
   /** Loads the packs not loaded yet (in name order) and returns them. */
   private loadNew(): LoadedPack[] {
     this.listed = true;
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.dir).filter((n) => n.endsWith('.pack') && !n.startsWith('.')).sort();
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw localState('snapshot store unreadable', 'STORE_UNAVAILABLE');
-    }
+    const names = packNames(this.dir);
     const fresh: LoadedPack[] = [];
     for (const name of names) {
       if (this.loaded.has(name)) continue;
@@ -187,6 +181,76 @@ export class PackSet {
     }
     return fresh;
   }
+}
+
+/** The published packs of dir (never a temporary one), in name order; none when dir is missing. */
+function packNames(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).filter((n) => n.endsWith('.pack') && !n.startsWith('.')).sort();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw localState('snapshot store unreadable', 'STORE_UNAVAILABLE');
+  }
+}
+
+export interface RepackResult {
+  /** Packs found, packs left after (the new one and any kept). */
+  readonly packs_before: number;
+  readonly packs_after: number;
+  /** Distinct blobs in the new pack, and their bytes. */
+  readonly blobs: number;
+  readonly bytes: number;
+  /** Packs left as they were: one with a record that could not be read or is not its digest. */
+  readonly kept: readonly string[];
+}
+
+/**
+ * Writes every blob of dir's packs once into one new pack and removes the packs it copied whole. The
+ * new pack is durable under its name (as a checkpoint's is) before any pack goes, so every blob is in a
+ * published pack at every moment: a reader that had loaded a removed pack finds the new one when it
+ * looks again (PackSet.read), a checkpoint that publishes meanwhile keeps its pack (it is not listed
+ * here), and a crash leaves at most both copies. Each blob is checked against its SHA-256 as it is
+ * copied; a pack with a record that is not readable or not its digest stays where it is.
+ */
+export function repackPacks(dir: string): RepackResult {
+  const names = packNames(dir);
+  if (names.length <= 1) return { packs_before: names.length, packs_after: names.length, blobs: 0, bytes: 0, kept: [] };
+  const writer = new PackWriter(dir);
+  const seen = new Set<string>();
+  const copied: string[] = [];
+  const kept: string[] = [];
+  let bytes = 0;
+  try {
+    for (const name of names) {
+      const file = path.join(dir, name);
+      const whole = withPack(file, (fd) => {
+        const p = loadPackFrom(fd, file);
+        if (p === undefined) return false;
+        let all = true;
+        for (let at = 0; at < p.entries.length; at += INDEX_ENTRY) {
+          const sha256 = p.entries.toString('hex', at, at + 32);
+          if (seen.has(sha256)) continue;
+          const blob = readExactly(fd, Number(p.entries.readBigUInt64BE(at + 40)), Number(p.entries.readBigUInt64BE(at + 32)));
+          if (blob === undefined || sha256Hex(blob) !== sha256) {
+            all = false;
+            continue;
+          }
+          writer.add(sha256, blob);
+          seen.add(sha256);
+          bytes += blob.length;
+        }
+        return all;
+      });
+      (whole === true ? copied : kept).push(name);
+    }
+    writer.publish();
+  } catch (e) {
+    writer.discard();
+    throw e;
+  }
+  for (const name of copied) fs.rmSync(path.join(dir, name), { force: true });
+  fsyncDir(dir);
+  return { packs_before: names.length, packs_after: packNames(dir).length, blobs: seen.size, bytes, kept };
 }
 
 /** The byte offset of want's entry in p.entries, or -1. */
@@ -220,24 +284,27 @@ function withPack<T>(file: string, fn: (fd: number) => T | undefined): T | undef
 
 /** A pack's index: its own when it checks out, else one made by walking its records; undefined when unreadable. */
 function loadPack(file: string): LoadedPack | undefined {
-  return withPack(file, (fd) => {
-    const size = fs.fstatSync(fd).size;
-    const magic = Buffer.alloc(MAGIC.length);
-    if (fs.readSync(fd, magic, 0, magic.length, 0) !== magic.length) return undefined;
-    let end = size;
-    if (magic.equals(MAGIC)) {
-      const trailer = readTrailer(fd, size);
-      if (trailer) {
-        const own = ownIndex(fd, size, trailer);
-        if (own !== undefined) return { file, entries: own, fan: fanOf(own) };
-        // The records end where the trailer says the index starts, when that is plausible.
-        const at = Number(trailer.readBigUInt64BE(0));
-        if (at >= MAGIC.length && at <= size) end = at;
-      }
-    } else if (!magic.equals(MAGIC_V1)) return undefined;
-    const walked = walkRecords(fd, end);
-    return { file, entries: walked, fan: fanOf(walked) };
-  });
+  return withPack(file, (fd) => loadPackFrom(fd, file));
+}
+
+/** loadPack on the pack already open as fd. */
+function loadPackFrom(fd: number, file: string): LoadedPack | undefined {
+  const size = fs.fstatSync(fd).size;
+  const magic = Buffer.alloc(MAGIC.length);
+  if (fs.readSync(fd, magic, 0, magic.length, 0) !== magic.length) return undefined;
+  let end = size;
+  if (magic.equals(MAGIC)) {
+    const trailer = readTrailer(fd, size);
+    if (trailer) {
+      const own = ownIndex(fd, size, trailer);
+      if (own !== undefined) return { file, entries: own, fan: fanOf(own) };
+      // The records end where the trailer says the index starts, when that is plausible.
+      const at = Number(trailer.readBigUInt64BE(0));
+      if (at >= MAGIC.length && at <= size) end = at;
+    }
+  } else if (!magic.equals(MAGIC_V1)) return undefined;
+  const walked = walkRecords(fd, end);
+  return { file, entries: walked, fan: fanOf(walked) };
 }
 
 /** A v2 pack's trailer, when it ends with the tag. */

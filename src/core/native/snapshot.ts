@@ -19,9 +19,9 @@ import { compareUtf8 } from '../canonical/json.js';
 import { DOMAINS, domainDigest, HEX64, sha256Hex } from '../crypto/digest.js';
 import { badInput, localState } from '../errors.js';
 import { randomBytes } from '../crypto/random.js';
-import { ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, readExactly, writeNewFile } from '../fs/safe.js';
+import { assertPrivateDir, ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, readExactly, writeNewFile } from '../fs/safe.js';
 import { lstatMany, STAT_FIELDS, StatHelpers } from '../fs/lstat-many.js';
-import { PackSet, PackWriter } from './pack.js';
+import { PackSet, PackWriter, repackPacks, type RepackResult } from './pack.js';
 
 // child_process is loaded only for git work trees: the Stop hooks scan on every stop, most often
 // without git, and loading it costs them start-up time. (getBuiltinModule, not createRequire: the Stop
@@ -1174,6 +1174,20 @@ export class SnapshotStore {
   constructor(readonly dataDir: string) {
     this.root = path.join(dataDir, 'snapshots');
     this.packs = new PackSet(path.join(this.root, 'packs'));
+  }
+
+  /**
+   * Rewrites the store's packs as one (repackPacks): each checkpoint adds a pack, and a reader loads
+   * every pack's index. The data dir must be the owner's private directory, its packs directory no symlink.
+   */
+  repack(): RepackResult {
+    assertPrivateDir(this.dataDir, 'data dir');
+    const dir = path.join(this.root, 'packs');
+    for (const d of [this.root, dir]) {
+      const st = lstatOrUndefined(d);
+      if (st && (st.isSymbolicLink() || !st.isDirectory())) throw localState(`${d} is not a directory of the snapshot store; refusing it`, 'STORE_CORRUPT');
+    }
+    return repackPacks(dir);
   }
 
   /** Where a blob is kept (create-only, never rewritten): what a materialized snapshot may hard-link. */
