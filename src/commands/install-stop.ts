@@ -4,14 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandContext, CommandResult, Invocation } from '../cli/types.js';
-import { usageError } from '../core/errors.js';
+import { isAgentscmError, usageError } from '../core/errors.js';
 import { clientEndpoint, readCaFile, readTokenFile } from '../core/hub-client/client.js';
 import { installStopHook, stopCommand } from '../core/hooks/install.js';
 import type { StopHost } from '../core/hooks/stop-guard.js';
 import { requireAbsolute } from '../core/fs/safe.js';
 import { parsePublicKeyHex, toHex } from '../core/crypto/ed25519.js';
 import { readHubKey } from '../core/crypto/hub-key.js';
-import { Authority } from '../core/authority/store.js';
+import { readCurrentSubjectUnchecked } from '../core/authority/read-only.js';
 import { boolOpt, existingDir, idArg, idOpt, optionalStringOpt, repositoryOpt, requireOpts, stringOpt } from './options.js';
 
 /** This installation's root (dist/src/commands/ -> the package). */
@@ -26,17 +26,18 @@ function ourHookEntry(): string {
 }
 
 /**
- * Opens the data dir's authority read-only, as the hook does: refuses one without an authority (or of
- * another schema version) and a repository and profile it has no agent-task profile for. Whether the
- * Change has a checkpoint yet (the hook asks for one until it has).
+ * Reads the Change's current subject with the hook's own reader (read-only, nothing created): refuses a
+ * data dir without an authority (or of a schema the hook cannot read) and a repository and profile it
+ * has no agent-task profile for. Whether the Change has a checkpoint yet (the hook asks for one until
+ * it has).
  */
 function checkHookStore(dataDir: string, repository: string, profile: string, change: string): boolean {
-  const authority = Authority.open(dataDir, { readonly: true });
   try {
-    authority.requireProfile(repository, profile);
-    return authority.currentChangeVersion(repository, change) !== undefined;
-  } finally {
-    authority.close();
+    readCurrentSubjectUnchecked(dataDir, repository, profile, change);
+    return true;
+  } catch (e) {
+    if (isAgentscmError(e) && e.code === 'CHANGE_NOT_FOUND') return false;
+    throw e;
   }
 }
 
