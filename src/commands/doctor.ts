@@ -1,7 +1,7 @@
 // `agentscm doctor`: a health view of this machine and project. Each check is ok, warn or fail; the
 // command exits 0 when none fails and 21 (CHECK_FAILED) otherwise. Checks: the Node version, a container
-// engine answering /_ping (cheap: one bounded request, no dockerode), the data dir's permissions and
-// authority, the Hub's reachability and the token (one capabilities call, when an endpoint and a token
+// engine answering /_ping (cheap: one bounded request, no dockerode), the data dir's permissions,
+// authority and snapshot packs (a warning past 256: snapshot repack), the Hub's reachability and the token (one capabilities call, when an endpoint and a token
 // file are given or configured), the agentscm Stop handlers in the project's Claude Code and Codex hook
 // files (and whether the programs they start still exist), and Codex's trust of the project. Whether
 // Codex trusts the hook itself cannot be read reliably (it keeps a content hash of each hook it was told
@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { engineAddressFor, engineCandidates, NO_ENGINE_HINT } from '../collectors/engine-endpoint.js';
 import { AUTHORITY_FILE } from '../core/authority/files.js';
+import { packNames } from '../core/native/pack.js';
 import { EXIT_CODES, isAgentscmError } from '../core/errors.js';
 import { escapeControls } from '../core/collector/output-tail.js';
 import { configFile } from '../core/hooks/install.js';
@@ -94,8 +95,24 @@ export function dataDirCheck(dir: string): Check[] {
       ? { name: 'authority', status: 'ok', message: `${AUTHORITY_FILE} present` }
       : { name: 'authority', status: 'warn', message: `no authority in ${dir} (agentscm authority init --data-dir ${dir})` },
   );
+  let packs: number | undefined;
+  try {
+    packs = packNames(path.join(dir, 'snapshots', 'packs')).length;
+  } catch {
+    out.push({ name: 'packs', status: 'fail', message: `${path.join(dir, 'snapshots', 'packs')} cannot be read` });
+  }
+  if (packs !== undefined) {
+    out.push(
+      packs <= PACKS_WARN
+        ? { name: 'packs', status: 'ok', message: `${packs} snapshot pack${packs === 1 ? '' : 's'}`, detail: { packs } }
+        : { name: 'packs', status: 'warn', message: `${packs} snapshot packs: every reader loads each one's index (agentscm snapshot repack --data-dir ${dir})`, detail: { packs } },
+    );
+  }
   return out;
 }
+
+/** More snapshot packs than this (one per checkpoint) is worth a repack: each reader loads every index. */
+const PACKS_WARN = 256;
 
 async function hubCheck(inv: Invocation, endpoint: string): Promise<Check> {
   const tokenFile = optionalStringOpt(inv, 'token-file');

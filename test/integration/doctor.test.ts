@@ -60,6 +60,8 @@ describe('agentscm doctor', () => {
     assert.equal(c['data-dir']!.status, 'ok');
     assert.equal(c['data-dir']!.detail.mode, '0700');
     assert.equal(c.authority!.status, 'ok');
+    assert.equal(c.packs!.status, 'ok');
+    assert.equal(typeof c.packs!.detail.packs, 'number');
     assert.equal(c.hub!.status, 'ok', c.hub!.message);
     assert.equal(c.hub!.detail.capability, 'agentscm.agent-workflow-tasks/v1');
     assert.equal(c['hook:claude-code']!.status, 'ok', c['hook:claude-code']!.message);
@@ -131,6 +133,22 @@ describe('agentscm doctor', () => {
     const missing = agentscm(['doctor', '--data-dir', path.join(s.root, 'nope'), '--project', s.workspace, '--json'], { env });
     assert.equal(missing.code, 21);
     assert.match(byName(missing)['data-dir']!.message, /does not exist/);
+  });
+
+  test('more than 256 snapshot packs warn (exit 0), naming snapshot repack', () => {
+    // A copy of the data dir with 300 packs: doctor counts the published ones (never a temporary one).
+    const copy = path.join(s.root, 'many-packs');
+    fs.cpSync(s.dataDir, copy, { recursive: true });
+    const packs = path.join(copy, 'snapshots', 'packs');
+    fs.mkdirSync(packs, { recursive: true });
+    for (let k = 0; k < 300; k++) fs.writeFileSync(path.join(packs, `p${k}.pack`), 'agentscm-pack-v1\n');
+    fs.writeFileSync(path.join(packs, '.1.tmp.pack.tmp'), '');
+    const r = agentscm(['doctor', '--data-dir', copy, '--project', s.workspace, '--json'], { env });
+    const c = byName(r);
+    assert.equal(c.packs!.status, 'warn');
+    assert.equal(c.packs!.detail.packs, 300);
+    assert.match(c.packs!.message, /agentscm snapshot repack --data-dir /);
+    assert.notEqual(r.code, 21, 'a warning is no failure');
   });
 
   test('a Stop handler whose program is gone fails; a project without hook files warns', () => {

@@ -184,7 +184,7 @@ export class PackSet {
 }
 
 /** The published packs of dir (never a temporary one), in name order; none when dir is missing. */
-function packNames(dir: string): string[] {
+export function packNames(dir: string): string[] {
   try {
     return fs.readdirSync(dir).filter((n) => n.endsWith('.pack') && !n.startsWith('.')).sort();
   } catch (e) {
