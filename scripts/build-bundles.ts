@@ -22,9 +22,9 @@
 //   tree-ring-recall.body.cjs (+.cache) src/entries/recall.ts and everything it imports
 //
 // A `.cache` (named `<body>.v8-<V8 version>.cache`) is V8's code cache of the body after one real run
-// with the Node that builds (src/cli/code-cache.ts). When a warm-up run fails the build goes on without that cache (the command is
-// then only slower). dist/hook/ keeps only hand-overs at the paths earlier releases wrote into hook files
-// and launchers (see the end).
+// with the Node that builds (src/cli/code-cache.ts). When a warm-up run fails the build goes on without
+// that cache (the command is then only slower). dist/hook/ keeps only hand-overs at the paths earlier
+// releases wrote into hook files and launchers (see the end).
 
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { spawn, spawnSync } from 'node:child_process';

@@ -1,11 +1,12 @@
 // `agentscm doctor`: a health view of this machine and project. Each check is ok, warn or fail; the
 // command exits 0 when none fails and 21 (CHECK_FAILED) otherwise. Checks: the Node version, a container
 // engine answering /_ping (cheap: one bounded request, no dockerode), the data dir's permissions,
-// authority and snapshot packs (a warning past 256: snapshot repack), the Hub's reachability and the token (one capabilities call, when an endpoint and a token
-// file are given or configured), the agentscm Stop handlers in the project's Claude Code and Codex hook
-// files (and whether the programs they start still exist), and Codex's trust of the project. Whether
-// Codex trusts the hook itself cannot be read reliably (it keeps a content hash of each hook it was told
-// to trust), so that part is reported as unknown.
+// authority and snapshot packs (a warning past 256: snapshot repack), the Hub's reachability and the
+// token (one capabilities call, when an endpoint and a token file are given or configured), the
+// agentscm Stop handlers in the project's Claude Code and Codex hook files (and whether the programs
+// they start still exist), and Codex's trust of the project. Whether Codex trusts the hook itself cannot
+// be read reliably (it keeps a content hash of each hook it was told to trust), so that part is
+// reported as unknown.
 
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -95,20 +96,21 @@ export function dataDirCheck(dir: string): Check[] {
       ? { name: 'authority', status: 'ok', message: `${AUTHORITY_FILE} present` }
       : { name: 'authority', status: 'warn', message: `no authority in ${dir} (agentscm authority init --data-dir ${dir})` },
   );
-  let packs: number | undefined;
-  try {
-    packs = packNames(path.join(dir, 'snapshots', 'packs')).length;
-  } catch {
-    out.push({ name: 'packs', status: 'fail', message: `${path.join(dir, 'snapshots', 'packs')} cannot be read` });
-  }
-  if (packs !== undefined) {
-    out.push(
-      packs <= PACKS_WARN
-        ? { name: 'packs', status: 'ok', message: `${packs} snapshot pack${packs === 1 ? '' : 's'}`, detail: { packs } }
-        : { name: 'packs', status: 'warn', message: `${packs} snapshot packs: every reader loads each one's index (agentscm snapshot repack --data-dir ${dir})`, detail: { packs } },
-    );
-  }
+  out.push(packsCheck(dir));
   return out;
+}
+
+/** The data dir's snapshot packs: ok up to PACKS_WARN, a warning naming snapshot repack past it. */
+function packsCheck(dir: string): Check {
+  const packsDir = path.join(dir, 'snapshots', 'packs');
+  let packs: number;
+  try {
+    packs = packNames(packsDir).length;
+  } catch {
+    return { name: 'packs', status: 'fail', message: `${packsDir} cannot be read` };
+  }
+  if (packs <= PACKS_WARN) return { name: 'packs', status: 'ok', message: `${packs} snapshot pack${packs === 1 ? '' : 's'}`, detail: { packs } };
+  return { name: 'packs', status: 'warn', message: `${packs} snapshot packs: every reader loads each one's index (agentscm snapshot repack --data-dir ${dir})`, detail: { packs } };
 }
 
 /** More snapshot packs than this (one per checkpoint) is worth a repack: each reader loads every index. */

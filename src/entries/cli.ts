@@ -1084,8 +1084,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Each check prints ok, warn or fail. node: at least 20.19. engine: the endpoint --docker-host, DOCKER_HOST or a well-known ' +
       'socket names answers GET /_ping within 3 s (a named endpoint that does not answer fails; none found warns: only collecting ' +
       'needs one). data-dir (with --data-dir): exists, is this user\'s and owner-private (no group or other bits), and holds an ' +
-      'authority; packs: the snapshot packs it holds, a warning past 256 (agentscm snapshot repack). hub (with --endpoint, --token-file, --repository and --profile, or their configured values): one capabilities ' +
-      'call; a rejected token or an unreachable Hub fails. hooks: the agentscm Stop handlers in PROJECT/.claude/settings.json and ' +
+      'authority; packs: the snapshot packs it holds, a warning past 256 (agentscm snapshot repack). hub (with --endpoint, ' +
+      '--token-file, --repository and --profile, or their configured values): one capabilities call; a rejected token or an unreachable Hub fails. hooks: the agentscm Stop handlers in PROJECT/.claude/settings.json and ' +
       'PROJECT/.codex/hooks.json, failing when the node or program a handler starts (or its workspace) no longer exists. ' +
       'codex-trust (when a Codex handler is installed): whether $CODEX_HOME/config.toml (default ~/.codex) marks the project ' +
       'trust_level = "trusted"; whether the hook itself is trusted in /hooks is reported as unknown. Exits 0 when no check fails ' +

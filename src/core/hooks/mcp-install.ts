@@ -27,6 +27,9 @@ export interface McpEntry {
   readonly tokenEnv: string;
 }
 
+/** What an installer does: add or replace the server named `name`, or (`remove`) drop it. */
+export type McpChange = McpEntry | { readonly name: string; readonly remove: true };
+
 export function mcpConfigFile(host: StopHost, project: string): string {
   return host === 'claude-code' ? path.join(project, '.mcp.json') : path.join(project, '.codex', 'config.toml');
 }
@@ -39,7 +42,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Merges e into .mcp.json's mcpServers, or (`remove`) drops the server named e.name; everything else stays. */
-export function mergeClaudeMcp(existing: string | undefined, e: McpEntry | { readonly name: string; readonly remove: true }): { text: string; changed: boolean } {
+export function mergeClaudeMcp(existing: string | undefined, e: McpChange): { text: string; changed: boolean } {
   let doc: Obj = {};
   if (existing !== undefined && existing.trim() !== '') {
     let v: JsonValue;
@@ -74,7 +77,7 @@ const isTableHeader = (l: string): boolean => /^\s*\[/.test(l);
  * refused: a [mcp_servers.NAME] table beside it would declare the key twice, which TOML forbids. The
  * values are TOML basic strings (JSON string syntax is valid TOML for them).
  */
-export function mergeCodexMcp(existing: string | undefined, e: McpEntry | { readonly name: string; readonly remove: true }): { text: string; changed: boolean } {
+export function mergeCodexMcp(existing: string | undefined, e: McpChange): { text: string; changed: boolean } {
   // Removing: the table goes with no block in its place (and the blank line that set it off).
   const block = 'remove' in e ? [] : [`[mcp_servers.${e.name}]`, `url = ${JSON.stringify(e.url)}`, `bearer_token_env_var = ${JSON.stringify(e.tokenEnv)}`];
   const text = existing ?? '';
@@ -154,7 +157,7 @@ function refuseOtherDefinitions(lines: readonly string[], name: string): void {
  * Reads, merges and writes the host's MCP config (or removes the server e names: `{name, remove: true}`);
  * refuses a symlinked config or directory. Removing from a config that is not there changes nothing.
  */
-export function installMcpServer(host: StopHost, project: string, e: McpEntry | { readonly name: string; readonly remove: true }): { file: string; changed: boolean } {
+export function installMcpServer(host: StopHost, project: string, e: McpChange): { file: string; changed: boolean } {
   const file = mcpConfigFile(host, project);
   const dir = lstatOrUndefined(path.dirname(file));
   if (dir && (dir.isSymbolicLink() || !dir.isDirectory())) throw badInput(`${path.dirname(file)} is not a directory of the project; refusing to write into it`, 'BAD_MCP_CONFIG');
