@@ -6,6 +6,9 @@
 //       the copy;
 //   (3) the Stop hook (task-codex-stop, against a real local `hub serve`) with one file touched since
 //       the checkpoint, against `git status --porcelain` in the workspace plus a bare `node -e 0`.
+// Reported beside, with no target: the same with one new file (its directory changed, so the listing
+// is asked of git for that directory): a third checkpoint against `git add -A` of the copy, and the
+// Stop hook against the same baseline.
 // Medians over AGENTSCM_BENCH_ROUNDS rounds (default 3). Targets: each ratio <= 1.0.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -65,6 +68,13 @@ function touchOne(root: string, round: number): void {
   fs.appendFileSync(path.join(root, 'packages', 'pkg0', 'src', 'mod7', 'part0', 'f7.ts'), `// edit ${round}\n`);
 }
 
+/** Adds one new file deep in the tree, as an agent adds a source file: its directory's stat changes. */
+function addOne(root: string, round: number): void {
+  const dir = path.join(root, 'packages', 'pkg3', 'src', 'mod5', 'part2');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `added${round}.ts`), `export const added${round} = ${round};\n`);
+}
+
 const ms = (xs: readonly number[]) => `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}, n=${xs.length})`;
 
 export async function run(): Promise<BenchResult> {
@@ -90,6 +100,8 @@ export async function run(): Promise<BenchResult> {
   const second: number[] = [];
   const gitFirst: number[] = [];
   const gitSecond: number[] = [];
+  const added: number[] = [];
+  const gitAdded: number[] = [];
   let dataDir = '';
   let tokenFile = '';
   for (let i = 0; i < rounds; i++) {
@@ -121,6 +133,8 @@ export async function run(): Promise<BenchResult> {
   forwardDiagnostics(hub);
   const hooks: number[] = [];
   const bases: number[] = [];
+  const addedHooks: number[] = [];
+  const addedBases: number[] = [];
   try {
     const url = await new Promise<string>((resolve) => hub.stdout.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
     const bundle = path.join(ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');
@@ -137,15 +151,33 @@ export async function run(): Promise<BenchResult> {
     const baseOnce = () => timed('git', ['status', '--porcelain'], { cwd: ws }) + timed(process.execPath, ['-e', '0'], { env });
     hookOnce();
     baseOnce();
-    for (let i = 0; i < Math.max(rounds, 5); i++) {
-      if (i % 2 === 0) {
-        hooks.push(hookOnce());
-        bases.push(baseOnce());
-      } else {
-        bases.push(baseOnce());
-        hooks.push(hookOnce());
+    const alternate = (hs: number[], bs: number[]) => {
+      for (let i = 0; i < Math.max(rounds, 5); i++) {
+        if (i % 2 === 0) {
+          hs.push(hookOnce());
+          bs.push(baseOnce());
+        } else {
+          bs.push(baseOnce());
+          hs.push(hookOnce());
+        }
       }
+    };
+    alternate(hooks, bases);
+    // One new file: after the measures above, whose last checkpoint changed no directory (a checkpoint
+    // made within the racy margin of a directory's change leaves that directory to be listed again by
+    // every later read, as the added series' last checkpoint does for the hooks after it).
+    const copy = path.join(root, 'copy-added');
+    fs.cpSync(tree, copy, { recursive: true });
+    git(copy, 'init', '-q');
+    git(copy, 'add', '-A');
+    for (let i = 0; i < rounds; i++) {
+      addOne(ws, i);
+      addOne(copy, i);
+      added.push(checkpoint(dataDir));
+      gitAdded.push(timed('git', ['add', '-A'], { cwd: copy }));
     }
+    addOne(ws, rounds);
+    alternate(addedHooks, addedBases);
   } finally {
     hub.kill('SIGTERM');
     fs.rmSync(root, { recursive: true, force: true });
@@ -167,6 +199,13 @@ export async function run(): Promise<BenchResult> {
       `task-codex-stop (one file touched)      ${ms(hooks)}`,
       `git status --porcelain + node -e 0      ${ms(bases)}`,
       `  ratio ${verdict(r3)}`,
+      `reported, no target: one new file (its directory listed again)`,
+      `  third checkpoint (one file added)     ${ms(added)}`,
+      `  git add -A (one file added)           ${ms(gitAdded)}`,
+      `    ratio ${(median(added) / median(gitAdded)).toFixed(2)}`,
+      `  task-codex-stop (one file added)      ${ms(addedHooks)}`,
+      `  git status --porcelain + node -e 0    ${ms(addedBases)}`,
+      `    ratio ${(median(addedHooks) / median(addedBases)).toFixed(2)}`,
     ],
     ok: r1 <= TARGET && r2 <= TARGET && r3 <= TARGET,
   };

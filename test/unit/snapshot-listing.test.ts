@@ -78,6 +78,9 @@ const trees = edits.map(() => gitTree());
 const clean = gitTree();
 const otherEnv = gitTree();
 const rewritten = gitTree();
+const partial = gitTree();
+const partialKept = gitTree();
+const topLevel = gitTree();
 const names = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-names-')));
 roots.push(names);
 for (const name of ['a"b', 'c\\d', 'é.txt', '日本.md', 'plain.txt', 'z\u2028.txt']) fs.writeFileSync(path.join(names, name), name);
@@ -189,4 +192,73 @@ test('the manifest bytes written from the stat cache are manifestBytes, for any 
   assert.ok(scan.manifestBytes().equals(manifestBytes(scan.manifest)));
   assert.equal(scan.revision, revisionOf(scan.manifest));
   assert.equal(scan.revision, scanWorkspace(root).revision);
+});
+
+/** Runs f with a git on PATH that logs each call's arguments (one line each) and runs the real git. */
+function loggingGit<T>(f: () => T): { value: T; calls: string[] } {
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-git-'));
+  roots.push(dir);
+  const log = path.join(dir, 'calls');
+  fs.writeFileSync(path.join(dir, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+  const saved = process.env.PATH;
+  process.env.PATH = `${dir}:${saved}`;
+  try {
+    const value = f();
+    return { value, calls: fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : [] };
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+test('after files are added in some directories, git lists those directories only, and the listing is what a fresh one gives', () => {
+  const root = partial;
+  const cache = record(root);
+  fs.writeFileSync(path.join(root, 'src/deep/new.ts'), 'x\n');
+  fs.mkdirSync(path.join(root, 'src/deep/newer'));
+  fs.writeFileSync(path.join(root, 'src/deep/newer/c.ts'), 'x\n');
+  fs.writeFileSync(path.join(root, 'src/deep/newer/skip.log'), 'x\n');
+  fs.writeFileSync(path.join(root, 'build/new.ts'), 'x\n');
+  const { value: listed, calls } = loggingGit(() => paths(root, cache));
+  assert.deepEqual(listed, paths(root));
+  assert.ok(listed.includes('src/deep/newer/c.ts') && listed.includes('build/new.ts') && !listed.includes('src/deep/newer/skip.log'));
+  const walks = calls.filter((c) => / (status|ls-files -co) /.test(` ${c} `));
+  assert.equal(walks.length, 2, calls.join('\n'));
+  for (const c of walks) assert.ok(c.endsWith(' -- build/ src/deep/') || c.endsWith(' -- src/deep/ build/'), `asked about the changed directories only: ${c}`);
+});
+
+test('a checkpoint that listed some directories again keeps a listing the next scan uses without git', () => {
+  const root = partialKept;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-data-'));
+  roots.push(dataDir);
+  fs.chmodSync(dataDir, 0o700);
+  const store = new SnapshotStore(dataDir);
+  const decode = (rec: ReturnType<SnapshotStore['record']>) => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+  const first = decode(store.record(root));
+  fs.mkdirSync(path.join(root, 'src/deep/newer'));
+  fs.writeFileSync(path.join(root, 'src/deep/newer/c.ts'), 'x\n');
+  sleep(RACY_MARGIN_MS + 100);
+  const rec = store.record(root, first);
+  const second = decode(rec);
+  assert.equal(rec.revision, scanWorkspace(root).revision);
+  assert.ok(second.listing, 'the listing is kept');
+  withoutGit(() => {
+    assert.ok(listingClean(root, second.listing!, second.scannedAtMs));
+    assert.equal(scanWorkspace(root, second).revision, rec.revision);
+  });
+  // The new directory is watched: a file added to it is seen.
+  fs.writeFileSync(path.join(root, 'src/deep/newer/d.ts'), 'y\n');
+  assert.equal(listingClean(root, second.listing!, second.scannedAtMs), false);
+  assert.deepEqual(paths(root, second), paths(root));
+  assert.ok(paths(root, second).includes('src/deep/newer/d.ts'));
+});
+
+test('a file added at the top level of the workspace has the whole tree listed again', () => {
+  const root = topLevel;
+  const cache = record(root);
+  fs.writeFileSync(path.join(root, 'TOP.md'), 'x\n');
+  const { value: listed, calls } = loggingGit(() => paths(root, cache));
+  assert.deepEqual(listed, paths(root));
+  assert.ok(listed.includes('TOP.md'));
+  assert.ok(calls.some((c) => c.includes('ls-files -co') && !c.includes(' -- ')), calls.join('\n'));
 });

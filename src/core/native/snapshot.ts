@@ -251,9 +251,11 @@ export function listingClean(root: string, lc: ListingCache, scannedAtMs: number
 /**
  * listingClean, answered with the listing to keep: lc itself, or, when the index's stat changed but it
  * tracks the same paths, lc with the index's new stat (taken before its paths were asked), so that the
- * next scan need not ask git again. Undefined: the listing does not answer.
+ * next scan need not ask git again. Undefined: the listing does not answer. Given `changedDirs`, a
+ * watched directory whose stat changed is pushed there instead of ending the check: the listing then
+ * answers for everything outside those directories (relistDirs lists them again).
  */
-function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, helpers?: StatHelpers): ListingCache | undefined {
+function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, helpers?: StatHelpers, changedDirs?: string[]): ListingCache | undefined {
   // Most watched paths are directories: their lstat calls go first, all at once (lstatMany).
   const dirs = lc.watch.filter((w) => w.kind === WATCH_DIR);
   const dirStats = lstatMany('', dirs.map((w) => abs(root, w.path)), helpers, 'missing');
@@ -263,7 +265,9 @@ function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, hel
     const w = lc.watch[i]!;
     if (w.kind === WATCH_DIR) {
       if (numbersClean(w.stat, dirStats, STAT_FIELDS * d++, scannedAtMs)) continue;
-      return undefined;
+      if (changedDirs === undefined || w.path.startsWith('/')) return undefined;
+      changedDirs.push(w.path);
+      continue;
     }
     if (watchClean(root, w, scannedAtMs)) continue;
     const st = w.kind === WATCH_INDEX ? watchStat(root, w) : undefined;
@@ -394,26 +398,74 @@ function gitListing(root: string, g: GitRoot): { listed: string[]; cache: Listin
     const s = watchStat(root, w);
     watch.push({ ...w, stat: s && statKey(s) });
   }
-  // The directories an ignore rule names (git status shows them as "dir/" and does not look inside).
+  watchDirs(root, '', ignoredDirsOf(root, []), watch);
+  // After the index's stat, before the listing: an index changed in between is seen next time.
+  const indexDigest = trackedDigest(root);
+  const listed = sortedListing(gitListed(root, []));
+  return { listed, cache: rulesAsWatched(root, watch) ? { envDigest, indexDigest, watch, listed } : undefined };
+}
+
+/** Pathspecs of whole directories, taken literally (a name may hold glob characters). */
+const underDirs = (dirs: readonly string[]) => (dirs.length === 0 ? [] : ['--', ...dirs.map((d) => `${d}/`)]);
+
+/** The directories an ignore rule names, in `dirs` (all: the whole tree); git status shows them as "dir/" and does not look inside. */
+function ignoredDirsOf(root: string, dirs: readonly string[]): Set<string> {
   const ignoredDirs = new Set<string>();
-  const status = gitOut(root, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=all']).split('\0');
+  const status = gitOut(root, ['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=all', ...underDirs(dirs)]).split('\0');
   for (let i = 0; i < status.length; i++) {
     const r = status[i]!;
     if (r.startsWith('!! ') && r.endsWith('/')) ignoredDirs.add(r.slice(3, -1));
     else if (r[0] === 'R' || r[0] === 'C') i++;
   }
-  watchDirs(root, '', ignoredDirs, watch);
-  // After the index's stat, before the listing: an index changed in between is seen next time.
-  const indexDigest = trackedDigest(root);
-  const listed = [...new Set(gitOut(root, ['ls-files', '-co', '--exclude-standard', '-z']).split('\0'))].filter((p) => p !== '');
-  listed.sort(compareUtf8);
-  const same = watch.every((w) => {
-    if (w.kind === WATCH_DIR) return true;
+  return ignoredDirs;
+}
+
+/** The paths git lists in `dirs` (all: the whole tree): tracked, and untracked but not ignored. */
+const gitListed = (root: string, dirs: readonly string[]) => gitOut(root, ['--literal-pathspecs', 'ls-files', '-co', '--exclude-standard', '-z', ...underDirs(dirs)]).split('\0');
+
+const sortedListing = (paths: Iterable<string>) => [...new Set(paths)].filter((p) => p !== '').sort(compareUtf8);
+
+/** Whether git's rule files (and `.git`) are still as watched: one changed while git listed leaves no cache. */
+function rulesAsWatched(root: string, watch: readonly WatchItem[]): boolean {
+  return watch.every((w) => {
+    if (w.kind === WATCH_DIR || w.kind === WATCH_INDEX) return true;
     const s = watchStat(root, w);
-    if (w.kind === WATCH_INDEX) return true;
     return s === undefined || w.stat === undefined ? s === w.stat : statClean(w.stat, s, Number.POSITIVE_INFINITY) || (w.kind === WATCH_GIT && s.ino === w.stat.ino);
   });
-  return { listed, cache: same ? { envDigest, indexDigest, watch, listed } : undefined };
+}
+
+/** More changed directories than this are listed with the whole tree (one git walk, no long argument list). */
+const RELIST_MAX_DIRS = 64;
+
+/**
+ * lc's listing with the subtrees of the `changed` directories listed again, as git's untracked cache
+ * does. A file added, removed or renamed changes the stat of its own directory and of no other, so
+ * while the index tracks the same paths and every rule file and .gitignore is as watched
+ * (checkedListing), git lists everything outside those subtrees as before. git is asked about the
+ * subtrees only (literal pathspecs), in gitListing's order: their directories' stats, then the
+ * listing. Undefined (list the whole tree): the workspace's own directory changed, too many did, or the
+ * index tracks other paths by now.
+ */
+function relistDirs(root: string, lc: ListingCache, changed: readonly string[]): { listed: string[]; cache: ListingCache | undefined } | undefined {
+  const set = new Set(changed);
+  if (set.has('') || set.size > RELIST_MAX_DIRS) return undefined;
+  // In a changed subtree: the path or one of its ancestors changed.
+  const inChanged = (p: string): boolean => {
+    if (set.has(p)) return true;
+    for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) if (set.has(p.slice(0, i))) return true;
+    return false;
+  };
+  const tops = [...set].filter((d) => {
+    const up = d.lastIndexOf('/');
+    return up === -1 || !inChanged(d.slice(0, up));
+  });
+  const watch = lc.watch.filter((w) => w.path.startsWith('/') || !inChanged(w.path));
+  const ignoredDirs = ignoredDirsOf(root, tops);
+  for (const t of tops) watchDirs(root, t, ignoredDirs, watch);
+  const indexDigest = trackedDigest(root);
+  if (indexDigest !== lc.indexDigest) return undefined;
+  const listed = sortedListing([...lc.listed.filter((p) => !inChanged(p)), ...gitListed(root, tops)]);
+  return { listed, cache: rulesAsWatched(root, watch) ? { ...lc, indexDigest, watch, listed } : undefined };
 }
 
 /**
@@ -451,11 +503,12 @@ function listFiles(root: string, cache: StatCache | undefined, anyGitEnv: boolea
   // they stop when the listing is done.
   let helpers = reusable ? StatHelpers.start(lc.listed.length + lc.watch.length) : undefined;
   try {
-    const kept = reusable ? checkedListing(root, lc, cache!.scannedAtMs, helpers) : undefined;
-    if (kept !== undefined) return { files: statListed(root, kept.listed, excluded, helpers), listing: kept };
+    const changed: string[] = [];
+    const kept = reusable ? checkedListing(root, lc, cache!.scannedAtMs, helpers, changed) : undefined;
+    if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers), listing: kept };
     const g = gitRoot(root);
     if (g !== undefined) {
-      const { listed, cache: made } = gitListing(root, g);
+      const { listed, cache: made } = (kept !== undefined ? relistDirs(root, kept, changed) : undefined) ?? gitListing(root, g);
       helpers ??= StatHelpers.start(listed.length);
       return { files: statListed(root, listed, excluded, helpers), listing: made };
     }
