@@ -6,8 +6,8 @@
 //       the copy;
 //   (3) the Stop hook (task-codex-stop, against a real local `hub serve`) with one file touched since
 //       the checkpoint, against `git status --porcelain` in the workspace plus a bare `node -e 0`.
-// Reported beside, with no target: the same with one new file (its directory changed, so the listing
-// is asked of git for that directory): a third checkpoint against `git add -A` of the copy, and the
+// Reported beside, with no target: the same with one new file in place of another (its directory
+// changed, so the listing is asked of git for that directory): a third checkpoint against `git add -A` of the copy, and the
 // Stop hook against the same baseline.
 // Medians over AGENTSCM_BENCH_ROUNDS rounds (default 3). Targets: each ratio <= 1.0.
 
@@ -68,10 +68,16 @@ function touchOne(root: string, round: number): void {
   fs.appendFileSync(path.join(root, 'packages', 'pkg0', 'src', 'mod7', 'part0', 'f7.ts'), `// edit ${round}\n`);
 }
 
-/** Adds one new file deep in the tree, as an agent adds a source file: its directory's stat changes. */
+/**
+ * Adds one new file deep in the tree, as an agent adds a source file, so that its directory's stat
+ * changes; the file added the round before (the first time, one of the generated files there) goes, so
+ * that the tree keeps its count (at 100,000 files, the snapshot bound).
+ */
 function addOne(root: string, round: number): void {
   const dir = path.join(root, 'packages', 'pkg3', 'src', 'mod5', 'part2');
   fs.mkdirSync(dir, { recursive: true });
+  const gone = round === 0 ? fs.readdirSync(dir).sort()[0] : `added${round - 1}.ts`;
+  if (gone !== undefined) fs.rmSync(path.join(dir, gone));
   fs.writeFileSync(path.join(dir, `added${round}.ts`), `export const added${round} = ${round};\n`);
 }
 
@@ -199,7 +205,7 @@ export async function run(): Promise<BenchResult> {
       `task-codex-stop (one file touched)      ${ms(hooks)}`,
       `git status --porcelain + node -e 0      ${ms(bases)}`,
       `  ratio ${verdict(r3)}`,
-      `reported, no target: one new file (its directory listed again)`,
+      `reported, no target: one file added in place of another (its directory listed again)`,
       `  third checkpoint (one file added)     ${ms(added)}`,
       `  git add -A (one file added)           ${ms(gitAdded)}`,
       `    ratio ${(median(added) / median(gitAdded)).toFixed(2)}`,

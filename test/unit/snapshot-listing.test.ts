@@ -38,13 +38,17 @@ function gitTree(): string {
   return root;
 }
 
-function record(root: string): StatCache {
+/** The snapshot store of a fresh owner-private data dir. */
+function freshStore(): SnapshotStore {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-data-'));
   roots.push(dataDir);
   fs.chmodSync(dataDir, 0o700);
-  const rec = new SnapshotStore(dataDir).record(root);
-  return decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+  return new SnapshotStore(dataDir);
 }
+
+const decode = (rec: ReturnType<SnapshotStore['record']>): StatCache => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+
+const record = (root: string): StatCache => decode(freshStore().record(root));
 
 const paths = (root: string, cache?: StatCache) => scanWorkspace(root, cache).manifest.entries.map((e) => e.path);
 
@@ -136,11 +140,7 @@ test('an index rewritten with the same paths keeps the listing; one that tracks 
 test('a checkpoint that finds the index rewritten with the same paths keeps the index\'s new stat', () => {
   const root = gitTree();
   sleep(RACY_MARGIN_MS + 100);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-data-'));
-  roots.push(dataDir);
-  fs.chmodSync(dataDir, 0o700);
-  const store = new SnapshotStore(dataDir);
-  const decode = (rec: ReturnType<SnapshotStore['record']>) => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+  const store = freshStore();
   const first = decode(store.record(root));
   fs.utimesSync(path.join(root, 'README.md'), new Date(), new Date(Date.now() - 10_000));
   execFileSync('git', ['update-index', '--refresh', '-q'], { cwd: root });
@@ -229,11 +229,7 @@ test('after files are added in some directories, git lists those directories onl
 
 test('a checkpoint that listed some directories again keeps a listing the next scan uses without git', () => {
   const root = partialKept;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-data-'));
-  roots.push(dataDir);
-  fs.chmodSync(dataDir, 0o700);
-  const store = new SnapshotStore(dataDir);
-  const decode = (rec: ReturnType<SnapshotStore['record']>) => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+  const store = freshStore();
   const first = decode(store.record(root));
   fs.mkdirSync(path.join(root, 'src/deep/newer'));
   fs.writeFileSync(path.join(root, 'src/deep/newer/c.ts'), 'x\n');
