@@ -85,6 +85,7 @@ const rewritten = gitTree();
 const partial = gitTree();
 const partialKept = gitTree();
 const topLevel = gitTree();
+const twoReads = gitTree();
 const names = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-names-')));
 roots.push(names);
 for (const name of ['a"b', 'c\\d', 'é.txt', '日本.md', 'plain.txt', 'z\u2028.txt']) fs.writeFileSync(path.join(names, name), name);
@@ -257,4 +258,22 @@ test('a file added at the top level of the workspace has the whole tree listed a
   assert.deepEqual(listed, paths(root));
   assert.ok(listed.includes('TOP.md'));
   assert.ok(calls.some((c) => c.includes('ls-files -co') && !c.includes(' -- ')), calls.join('\n'));
+});
+
+test('a second read takes the listing the first one made: directories it listed again are not asked of git again', () => {
+  const root = twoReads;
+  const cache = record(root);
+  fs.writeFileSync(path.join(root, 'src/deep/new.ts'), 'x\n');
+  // Older than the racy margin when the first read takes the directory's stat again.
+  sleep(RACY_MARGIN_MS + 100);
+  const { value: first, calls } = loggingGit(() => scanWorkspace(root, cache, undefined, { anyGitEnv: true }));
+  assert.ok(calls.some((c) => c.endsWith(' -- src/deep/')), calls.join('\n'));
+  assert.ok(first.manifest.entries.some((e) => e.path === 'src/deep/new.ts'));
+  const second = withoutGit(() => scanWorkspace(root, cache, undefined, { anyGitEnv: true, previous: first }));
+  assert.equal(second.revision, first.revision);
+  // A file added after the first read is seen by the second.
+  fs.writeFileSync(path.join(root, 'src/newer.ts'), 'y\n');
+  const third = scanWorkspace(root, cache, undefined, { anyGitEnv: true, previous: first });
+  assert.ok(third.manifest.entries.some((e) => e.path === 'src/newer.ts'));
+  assert.equal(third.revision, scanWorkspace(root).revision);
 });

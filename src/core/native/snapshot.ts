@@ -491,20 +491,29 @@ function statListed(root: string, listed: readonly string[], excluded: readonly 
 /**
  * Lists the workspace, reusing the stat cache's listing when it still answers (a checkpoint only when
  * made in the same git environment; the Stop hook compares with the checkpoint's own file set, so it
- * takes it whatever its environment). `listing` is the cache to keep with the new scan.
+ * takes it whatever its environment). `listing` is the cache to keep with the new scan. `prior`: the
+ * listing an earlier scan of this tree made, with that scan's start, which answers instead of the
+ * cache's (its stats are as that scan found them).
  */
-function listFiles(root: string, cache: StatCache | undefined, anyGitEnv: boolean, stateDirs: readonly string[]): { files: Listed; listing: ListingCache | undefined } {
+function listFiles(
+  root: string,
+  cache: StatCache | undefined,
+  anyGitEnv: boolean,
+  stateDirs: readonly string[],
+  prior?: { readonly listing: ListingCache; readonly scannedAtMs: number },
+): { files: Listed; listing: ListingCache | undefined } {
   const st = lstatOrUndefined(root);
   if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
   const excluded = excludedDirsOf(root, stateDirs);
-  const lc = cache?.listing;
+  const lc = prior?.listing ?? cache?.listing;
+  const boundMs = prior?.scannedAtMs ?? cache?.scannedAtMs ?? 0;
   const reusable = lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest());
   // Helper threads for the lstat calls of a large listing start now, to be running when they come;
   // they stop when the listing is done.
   let helpers = reusable ? StatHelpers.start(lc.listed.length + lc.watch.length) : undefined;
   try {
     const changed: string[] = [];
-    const kept = reusable ? checkedListing(root, lc, cache!.scannedAtMs, helpers, changed) : undefined;
+    const kept = reusable ? checkedListing(root, lc, boundMs, helpers, changed) : undefined;
     if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers), listing: kept };
     const g = gitRoot(root);
     if (g !== undefined) {
@@ -1062,7 +1071,14 @@ export function scanWorkspace(
   opts: { anyGitEnv?: boolean; previous?: WorkspaceScan; stateDirs?: readonly string[]; baseManifest?: (revision: string) => Buffer | undefined } = {},
 ): WorkspaceScan {
   const scannedAtMs = Date.now();
-  const { files, listing } = listFiles(root, cache, opts.anyGitEnv === true, opts.stateDirs ?? []);
+  // An earlier scan of this tree with the same cache (the Stop hook's first read) made a listing whose
+  // stats are as that scan found them. It answers for this scan instead of the cache's while they are
+  // unchanged, so directories that scan had listed again are not listed again here. Its entries are
+  // clean against that scan's start (those it kept from the cache's listing, against an earlier one),
+  // so that start is their racy bound.
+  const p = opts.previous === undefined ? undefined : scans.get(opts.previous);
+  const prior = p !== undefined && p.root === root && p.cache === cache && p.listing !== undefined ? { listing: p.listing, scannedAtMs: opts.previous!.scannedAtMs } : undefined;
+  const { files, listing } = listFiles(root, cache, opts.anyGitEnv === true, opts.stateDirs ?? [], prior);
   const n = files.length;
   const fromCache = new Int32Array(n).fill(-1);
   const cp = cache?.paths;
@@ -1155,12 +1171,15 @@ export function scanWorkspace(
       return encodeCache(entries, n, listing);
     },
   };
-  scans.set(scan, { cache, fromCache, readEntries });
+  scans.set(scan, { root, cache, fromCache, readEntries, listing });
   return scan;
 }
 
 interface ScanParts {
+  readonly root: string;
   readonly cache: StatCache | undefined;
+  /** The listing this scan made or reused (undefined: none that may be reused). */
+  readonly listing: ListingCache | undefined;
   readonly fromCache: Int32Array;
   readonly readEntries: readonly (Scanned | undefined)[];
 }
