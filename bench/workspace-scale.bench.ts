@@ -7,8 +7,8 @@
 //   (3) the Stop hook (task-codex-stop, against a real local `hub serve`) with one file touched since
 //       the checkpoint, against `git status --porcelain` in the workspace plus a bare `node -e 0`.
 // Reported beside, with no target: the same with one new file in place of another (its directory
-// changed, so the listing is asked of git for that directory): a third checkpoint against `git add -A` of the copy, and the
-// Stop hook against the same baseline.
+// changes, so git lists that directory again): a third checkpoint against `git add -A` of a copy, and
+// the Stop hook against the same baseline.
 // Medians over AGENTSCM_BENCH_ROUNDS rounds (default 3). Targets: each ratio <= 1.0.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -169,9 +169,8 @@ export async function run(): Promise<BenchResult> {
       }
     };
     alternate(hooks, bases);
-    // One new file: after the measures above, whose last checkpoint changed no directory (a checkpoint
-    // made within the racy margin of a directory's change leaves that directory to be listed again by
-    // every later read, as the added series' last checkpoint does for the hooks after it).
+    // One new file, after the measures with a target: its checkpoints, each made right after a
+    // directory changed, leave that directory racily clean, and every later read lists it again.
     const copy = path.join(root, 'copy-added');
     fs.cpSync(tree, copy, { recursive: true });
     git(copy, 'init', '-q');

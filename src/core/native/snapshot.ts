@@ -265,7 +265,7 @@ function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, hel
     const w = lc.watch[i]!;
     if (w.kind === WATCH_DIR) {
       if (numbersClean(w.stat, dirStats, STAT_FIELDS * d++, scannedAtMs)) continue;
-      if (changedDirs === undefined || w.path.startsWith('/')) return undefined;
+      if (changedDirs === undefined) return undefined;
       changedDirs.push(w.path);
       continue;
     }
@@ -491,29 +491,26 @@ function statListed(root: string, listed: readonly string[], excluded: readonly 
 /**
  * Lists the workspace, reusing the stat cache's listing when it still answers (a checkpoint only when
  * made in the same git environment; the Stop hook compares with the checkpoint's own file set, so it
- * takes it whatever its environment). `listing` is the cache to keep with the new scan. `prior`: the
- * listing an earlier scan of this tree made, with that scan's start, which answers instead of the
- * cache's (its stats are as that scan found them).
+ * takes it whatever its environment). `listing` is the cache to keep with the new scan. `from`: a
+ * stat cache, or an earlier scan of this tree (its listing, with that scan's start as the racy bound).
  */
 function listFiles(
   root: string,
-  cache: StatCache | undefined,
+  from: { readonly listing?: ListingCache | undefined; readonly scannedAtMs: number } | undefined,
   anyGitEnv: boolean,
   stateDirs: readonly string[],
-  prior?: { readonly listing: ListingCache; readonly scannedAtMs: number },
 ): { files: Listed; listing: ListingCache | undefined } {
   const st = lstatOrUndefined(root);
   if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
   const excluded = excludedDirsOf(root, stateDirs);
-  const lc = prior?.listing ?? cache?.listing;
-  const boundMs = prior?.scannedAtMs ?? cache?.scannedAtMs ?? 0;
+  const lc = from?.listing;
   const reusable = lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest());
   // Helper threads for the lstat calls of a large listing start now, to be running when they come;
   // they stop when the listing is done.
   let helpers = reusable ? StatHelpers.start(lc.listed.length + lc.watch.length) : undefined;
   try {
     const changed: string[] = [];
-    const kept = reusable ? checkedListing(root, lc, boundMs, helpers, changed) : undefined;
+    const kept = reusable ? checkedListing(root, lc, from!.scannedAtMs, helpers, changed) : undefined;
     if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers), listing: kept };
     const g = gitRoot(root);
     if (g !== undefined) {
@@ -1078,7 +1075,7 @@ export function scanWorkspace(
   // so that start is their racy bound.
   const p = opts.previous === undefined ? undefined : scans.get(opts.previous);
   const prior = p !== undefined && p.root === root && p.cache === cache && p.listing !== undefined ? { listing: p.listing, scannedAtMs: opts.previous!.scannedAtMs } : undefined;
-  const { files, listing } = listFiles(root, cache, opts.anyGitEnv === true, opts.stateDirs ?? [], prior);
+  const { files, listing } = listFiles(root, prior ?? cache, opts.anyGitEnv === true, opts.stateDirs ?? []);
   const n = files.length;
   const fromCache = new Int32Array(n).fill(-1);
   const cp = cache?.paths;
