@@ -229,7 +229,8 @@ try {
 // ---- the task Stop hooks (skill-workflow task-stop|task-codex-stop) -------------------------------------
 
 // The body carries zod/mini (the qualification answer's schema, tree-shaken to what it uses), commander
-// (the argv parser, src/cli/argv.ts) and better-sqlite3's JavaScript (its addon loaded from the
+// (the argv parser, src/cli/argv.ts), @noble/ed25519 (loaded only to tell a pinned key that is no
+// Ed25519 point from a bad signature, src/core/hooks/task-stop.ts) and better-sqlite3's JavaScript (its addon loaded from the
 // installed package, scripts/bundle-sqlite.ts); any other package fails the build.
 const stopBody = await build({
   ...common,
@@ -242,7 +243,7 @@ const stopBody = await build({
   minifyWhitespace: true,
   metafile: true,
 });
-checkOnlySqliteBundled(BODY_NAME, stopBody.metafile.inputs, ['zod/']);
+checkOnlySqliteBundled(BODY_NAME, stopBody.metafile.inputs, ['zod/', '@noble/ed25519/']);
 const fullZod = Object.keys(stopBody.metafile.inputs).filter((f) => f.includes('node_modules/zod/') && f.includes('/classic/'));
 if (fullZod.length > 0) throw new Error(`${BODY_NAME} would bundle the full zod: ${fullZod.join(', ')}`);
 await build({ ...common, packages: 'external', entryPoints: [compiled('entries/stop-hook-loader.js')], outfile: out('agentscm-stop-hook.cjs') });

@@ -173,6 +173,26 @@ describe('signed qualification answers and the pinned Stop hook', () => {
     }
   });
 
+  test('a pinned key of 64 hex digits that is no Ed25519 public key blocks as a malformed key, not as the Hub\'s unsigned answer', async () => {
+    // 02 00..00: no point has that y; 01 00..00: the identity, a small-order point; both refused by install-stop.
+    const notPoint = '02' + '0'.repeat(62);
+    const smallOrder = '01' + '0'.repeat(62);
+    for (const bad of [notPoint, smallOrder]) {
+      assert.equal(agentscm(['install-stop', 'c1', '--host', 'codex', '--project', tempDir('project'), '--data-dir', s.dataDir, '--endpoint', hub.url,
+        '--repository', REPO, '--profile', PROFILE, '--token-file', s.tokenFile, '--hub-key', bad]).code, 3, bad);
+      for (const host of ['claude-code', 'codex'] as const) {
+        const doc = blocked(await hook(s, hub.url, host, bad));
+        assert.equal(doc.verdict, 'check_failed', bad);
+        assert.equal(doc.error, 'pinned Hub key malformed', bad);
+        assert.equal(doc.next, null);
+      }
+    }
+    // The control: a good key that is not the Hub's is the Hub's answer not signed by it.
+    const other = Buffer.from(generateKeyPair().publicKey).toString('hex');
+    const doc = blocked(await hook(s, hub.url, 'codex', other));
+    assert.equal(doc.error, 'answer not signed by the pinned Hub key');
+  });
+
   test('a fake Hub on the endpoint\'s port: unsigned, wrongly signed and replayed "qualified" answers block the pinned hook; only the Hub key\'s signature for this nonce passes', async () => {
     const qualified = {
       capability: 'agentscm.agent-workflow-tasks/v1', schema_version: 1, qualified: true, subject_current: true,

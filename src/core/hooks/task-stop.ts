@@ -177,6 +177,17 @@ function readWorkspace(dataDir: string, workspace: string, previous?: FullRead, 
 }
 
 /** The pinned key (64 hex) ready to check the answer, with its key id. */
+/** Whether hex (64 hex digits) is a canonical Ed25519 public key that is not of small order. */
+async function isPublicKey(hex: string): Promise<boolean> {
+  const { parsePublicKeyHex } = await import('../crypto/ed25519.js');
+  try {
+    parsePublicKeyHex(hex);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function pinnedKey(hex: string): PinnedHubKey {
   const key = Buffer.from(hex, 'hex');
   return pinnedHubKey(key, domainDigest(DOMAINS.verificationKey, key));
@@ -304,7 +315,10 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   if (pinned !== undefined) {
     // Whoever holds the endpoint's port cannot answer for the Hub: no signature, another key's, or one
     // made for another request (subject or nonce) blocks.
-    if (!verifyPinnedAnswer(answer, subjectJson, nonce!, key!)) return errorVerdict('signature');
+    // A pinned key that is no Ed25519 public key (64 hex digits edited by hand into a non-point) can
+    // check no answer: it is reported as malformed, not as the Hub's failure. The point is checked only
+    // here, on the failure path, so that a good stop does not pay for it.
+    if (!verifyPinnedAnswer(answer, subjectJson, nonce!, key!)) return errorVerdict((await isPublicKey(pinned)) ? 'signature' : 'hub_key');
   }
   const checked = checkQualification(answer);
   if (!checked.ok) return errorVerdict('malformed');
