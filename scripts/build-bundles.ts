@@ -119,15 +119,20 @@ const shared: Record<string, string> = {
   [compiled('collectors/progress.js')]: 'agentscm:progress',
 };
 const collectBody = out('agentscm-collect.body.cjs');
+// better-sqlite3's JavaScript is bundled (src/core/sqlite/bundled.ts in place of ./open.ts, which needs
+// import.meta.url); its addon comes from the installed package.
+const collectSqlite = bundledSqliteOptions(root);
 await build({
   ...common,
   entryPoints: [compiled('commands/agent-task/collect-flow.js')],
   outfile: collectBody,
-  external: ['better-sqlite3', 'dockerode', 'ink', 'react'],
+  external: ['dockerode', 'ink', 'react', ...collectSqlite.external],
+  define: collectSqlite.define,
   // Whitespace and comments out (about a quarter of a megabyte): every collect reads and compiles the
   // whole body. Names stay, for stack traces.
   minifyWhitespace: true,
   plugins: [
+    ...collectSqlite.plugins,
     {
       name: 'shared-with-collect',
       setup(b) {
@@ -153,20 +158,30 @@ if (warmedCollect.status !== 0) {
  * a code cache by `<name>.cjs` (src/entries/one-command-loader.ts). Its modules' own URLs
  * (import.meta.url: where collect.ts finds the body, stager.ts the worker) are their places under
  * dist/src, computed from the bundle's directory at run time; `outside` names compiled modules that stay
- * files of their own. commander (the argv parser, src/cli/argv.ts) is the one package bundled in.
+ * files of their own. commander (the argv parser, src/cli/argv.ts) is the one package bundled in, and
+ * with `sqlite` better-sqlite3's JavaScript (scripts/bundle-sqlite.ts).
  */
-async function oneCommandEntry(entry: string, name: string, external: readonly string[], outside: Readonly<Record<string, string>> = {}): Promise<string> {
+async function oneCommandEntry(
+  entry: string,
+  name: string,
+  external: readonly string[],
+  outside: Readonly<Record<string, string>> = {},
+  { sqlite = false }: { sqlite?: boolean } = {},
+): Promise<string> {
   const body = out(name.replace(/\.cjs$/, '.body.cjs'));
+  const bundledSqlite = sqlite ? bundledSqliteOptions(root) : { plugins: [], define: {}, external: [] };
   const result = await build({
     ...common,
     entryPoints: [compiled(entry)],
     outfile: body,
-    external: [...external],
+    external: [...external, ...bundledSqlite.external],
+    define: bundledSqlite.define,
     banner: { js: 'const __agentscmModuleUrl = (rel) => require("node:url").pathToFileURL(require("node:path").join(__dirname, rel)).href;' },
     // Whitespace and comments out, as in the hook bodies: every run reads the whole body.
     minifyWhitespace: true,
     metafile: true,
     ...withBundlePlugins({ plugins: [
+      ...bundledSqlite.plugins,
       {
         name: 'one-command-entry',
         setup(b) {
@@ -181,8 +196,9 @@ async function oneCommandEntry(entry: string, name: string, external: readonly s
       },
     ] }),
   });
-  const foreign = foreignInputs(result.metafile, ['commander/']);
-  if (foreign.length > 0) throw new Error(`${body} would bundle packages other than commander: ${foreign.join(', ')}`);
+  const allowed = sqlite ? ['commander/', 'better-sqlite3/lib/'] : ['commander/'];
+  const foreign = foreignInputs(result.metafile, allowed);
+  if (foreign.length > 0) throw new Error(`${body} would bundle packages other than ${allowed.join(', ')}: ${foreign.join(', ')}`);
   await build({ ...common, packages: 'external', entryPoints: [compiled('entries/one-command-loader.js')], outfile: out(name) });
   return body;
 }
@@ -197,7 +213,9 @@ await oneCommandEntry('entries/collect.js', 'agentscm-collect-entry.cjs', ['bett
 // checkpoint's entry (src/entries/checkpoint.ts), with the command module and everything it imports. Its
 // code cache comes from a second checkpoint of the example workspace as a git work tree: the stat cache
 // and the git listing cache answer, and one edited file is read, as in most checkpoints.
-const checkpointBody = await oneCommandEntry('entries/checkpoint.js', 'agentscm-checkpoint-entry.cjs', ['better-sqlite3', 'zod']);
+// better-sqlite3's JavaScript is bundled too, its addon loaded from the installed package
+// (src/core/sqlite/bundled.ts): resolving and loading its files cost a checkpoint about 5 ms.
+const checkpointBody = await oneCommandEntry('entries/checkpoint.js', 'agentscm-checkpoint-entry.cjs', ['zod'], {}, { sqlite: true });
 function warmCheckpoint(): void {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-checkpoint-cache-'));
   try {

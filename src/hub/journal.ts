@@ -9,7 +9,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../core/sqlite/open.js';
 import type { Task } from '../core/authority/plan.js';
 import type { Subject } from '../core/authority/types.js';
 import { localState } from '../core/errors.js';
@@ -572,7 +573,7 @@ export class Journal implements JournalStore {
 export function openJournalReadOnly(dataDir: string): Journal | undefined {
   const f = journalPath(dataDir);
   if (!checkStoreFile(f, lstatOrUndefined(f), 'the journal')) return undefined;
-  const db = new Database(f, { readonly: true, fileMustExist: true });
+  const db = openDatabase(f, { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   // A version-3 journal reads the same (only the forge outbox is new); the first write migrates it.
   checkVersion(db, [3, JOURNAL_SCHEMA_VERSION]);
@@ -583,7 +584,7 @@ export function openJournalReadOnly(dataDir: string): Journal | undefined {
 export function openJournalForWrite(dataDir: string): Journal {
   const f = journalPath(dataDir);
   const fresh = !checkStoreFile(f, lstatOrUndefined(f), 'the journal');
-  const db = new Database(f);
+  const db = openDatabase(f);
   if (fresh) fs.chmodSync(f, 0o600);
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');

@@ -5,7 +5,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../core/sqlite/open.js';
 import { checkStoredRequirement } from '../core/authority/plan.js';
 import { authorityPath, type Authority } from '../core/authority/store.js';
 import { lstatOrUndefined } from '../core/fs/safe.js';
@@ -55,7 +56,7 @@ function journalProblem(dataDir: string): string | undefined {
   }
   let db: Database.Database | undefined;
   try {
-    db = new Database(f, { fileMustExist: true, timeout: 0 });
+    db = openDatabase(f, { fileMustExist: true, timeout: 0 });
     if ((db.pragma('user_version', { simple: true }) as number) !== JOURNAL_SCHEMA_VERSION) return 'journal_schema_mismatch';
     db.exec('BEGIN IMMEDIATE');
     db.exec('ROLLBACK');

@@ -7,7 +7,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../sqlite/open.js';
 import { DOMAINS, domainDigest, HEX64 } from '../crypto/digest.js';
 import { AUTHORITY_FILE, AUTHORITY_SCHEMA_VERSION } from './files.js';
 import { badInput, localState, notFound } from '../errors.js';
@@ -180,7 +181,7 @@ export function authorityPath(dataDir: string): string {
 export function openSqlite(file: string, readonly: boolean): Database.Database {
   let db: Database.Database;
   try {
-    db = new Database(file, { readonly, fileMustExist: true });
+    db = openDatabase(file, { readonly, fileMustExist: true });
   } catch (e) {
     throw localState(`cannot open ${path.basename(file)} in the data dir: ${(e as Error).message}`, 'STORE_UNAVAILABLE');
   }
@@ -195,7 +196,7 @@ export function initAuthority(dataDir: string): { created: boolean; authority_id
   const file = authorityPath(dataDir);
   if (!checkStoreFile(file, lstatOrUndefined(file), 'the authority database')) {
     const tmp = `${file}.init-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const db = new Database(tmp);
+    const db = openDatabase(tmp);
     try {
       fs.chmodSync(tmp, 0o600);
       db.pragma('journal_mode = WAL');

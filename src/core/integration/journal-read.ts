@@ -3,7 +3,8 @@
 // own reads and writes of the same file are src/hub/journal.ts, which owns its schema.
 
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../sqlite/open.js';
 import type { Subject } from '../authority/types.js';
 import { localState } from '../errors.js';
 import { checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
@@ -31,7 +32,7 @@ export class JournalReader implements AdmissionJournal {
   static open(dataDir: string): JournalReader | undefined {
     const f = path.join(dataDir, JOURNAL_FILE);
     if (!checkStoreFile(f, lstatOrUndefined(f), 'the journal')) return undefined;
-    const db = new Database(f, { readonly: true, fileMustExist: true });
+    const db = openDatabase(f, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 5000');
     const v = db.pragma('user_version', { simple: true }) as number;
     if (!JOURNAL_READABLE_VERSIONS.includes(v)) {

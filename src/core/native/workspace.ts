@@ -5,7 +5,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../sqlite/open.js';
 import { localState } from '../errors.js';
 import { checkStoreFile, lstatOrUndefined } from '../fs/safe.js';
 import { decodeStatCache, type RecordedSnapshot, type StatCache } from './snapshot.js';
@@ -51,7 +52,7 @@ function file(dataDir: string): string {
 export function openWorkspacesForWrite(dataDir: string): Database.Database {
   const f = file(dataDir);
   const fresh = !checkStoreFile(f, lstatOrUndefined(f), 'the workspace state');
-  const db = new Database(f);
+  const db = openDatabase(f);
   if (fresh) fs.chmodSync(f, 0o600);
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');

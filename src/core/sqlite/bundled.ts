@@ -54,7 +54,7 @@ function matchingAddon(): object | null {
   return addon;
 }
 
-export function openDatabase(file: string, options: DatabaseOptions): Database {
+export function openDatabase(file: string, options: DatabaseOptions = {}): Database {
   const nativeBinding = matchingAddon();
   // better-sqlite3 takes the loaded addon object as well as a path; its type declarations name only the path.
   if (nativeBinding !== null) return new BundledDatabase(file, { ...options, nativeBinding: nativeBinding as unknown as string });

@@ -12,7 +12,7 @@ type DatabaseConstructor = typeof BetterSqlite3;
 
 let ctor: DatabaseConstructor | undefined;
 
-export function openDatabase(file: string, options: DatabaseOptions): Database {
+export function openDatabase(file: string, options: DatabaseOptions = {}): Database {
   ctor ??= createRequire(import.meta.url)('better-sqlite3') as DatabaseConstructor;
   return new ctor(file, options);
 }
