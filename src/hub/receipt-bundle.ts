@@ -4,7 +4,7 @@
 
 import { subjectToJson } from '../core/authority/plan.js';
 import { canonicalJson, type JsonValue } from '../core/canonical/json.js';
-import { buildBundle, type BundleEnrollment } from '../core/attest/receipt-bundle.js';
+import { buildBundle, bundleEnrollment, type BundleEnrollment } from '../core/attest/receipt-bundle.js';
 import { BUNDLE_MAX_BYTES, type ReceiptBundleRequest } from '../core/contract/export.js';
 import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
 import { sign } from '../core/crypto/ed25519.js';
@@ -45,18 +45,7 @@ export function handleReceiptBundle(ctx: ReadContext, scope: Scope, req: Receipt
   for (const t of receipt.tasks) {
     const e = ctx.authority.getEnrollment(t.registration.registration_id);
     if (!e) throw new HubError(409, 'receipt_integrity', 'a registration the receipt names is unknown');
-    enrollments.set(e.registration_id, {
-      registration_id: e.registration_id,
-      registration_epoch: e.registration_epoch,
-      repository: e.repository,
-      profile: e.profile,
-      step_id: e.step_id,
-      executor_id: e.executor_id,
-      public_key: e.public_key,
-      verification_key_id: e.verification_key_id,
-      created_at: e.created_at,
-      revoked_at: e.revoked_at,
-    });
+    enrollments.set(e.registration_id, bundleEnrollment(e));
   }
   const passedTests: string[] = [];
   for (const t of receipt.tasks) {

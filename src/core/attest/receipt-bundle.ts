@@ -51,7 +51,8 @@ export interface BundleInput {
   readonly sign: (message: Buffer) => Uint8Array;
 }
 
-const enrollmentJson = (e: BundleEnrollment): JsonValue => ({
+/** Exactly the fields of a BundleEnrollment, taken from e (an authority row may carry more). */
+export const bundleEnrollment = (e: BundleEnrollment): BundleEnrollment => ({
   registration_id: e.registration_id,
   registration_epoch: e.registration_epoch,
   repository: e.repository,
@@ -63,6 +64,8 @@ const enrollmentJson = (e: BundleEnrollment): JsonValue => ({
   created_at: e.created_at,
   revoked_at: e.revoked_at,
 });
+
+const enrollmentJson = (e: BundleEnrollment): JsonValue => ({ ...bundleEnrollment(e) });
 
 const enrollmentDigest = (e: JsonValue): string => sha256Hex(sortedBytes(e));
 
