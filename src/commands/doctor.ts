@@ -1,5 +1,6 @@
 // `agentscm doctor`: a health view of this machine and project. Each check is ok, warn or fail; the
-// command exits 0 when none fails and 21 (CHECK_FAILED) otherwise. Checks: the Node version, a container
+// command exits 0 when none fails and 21 (CHECK_FAILED) otherwise. Checks: the Node version (a warning
+// once its release line is past its end of life), a container
 // engine answering /_ping (cheap: one bounded request, no dockerode), the data dir's permissions,
 // authority and snapshot packs (a warning past 256: snapshot repack), the Hub's reachability and the
 // token (one capabilities call, when an endpoint and a token file are given or configured), the
@@ -34,10 +35,30 @@ export interface Check {
 const MIN_NODE: readonly [number, number] = [20, 19];
 const PING_TIMEOUT_MS = 3_000;
 
-export function nodeCheck(version = process.versions.node): Check {
+/**
+ * The end of life of each Node release line this program runs on, from Node's release schedule
+ * (github.com/nodejs/Release): past it a line gets no security fixes. A line not listed is newer.
+ */
+export const NODE_END_OF_LIFE: Readonly<Record<number, string>> = {
+  20: '2026-04-30',
+  21: '2024-06-01',
+  22: '2027-04-30',
+  23: '2025-06-01',
+  24: '2028-04-30',
+  25: '2026-06-01',
+};
+
+export function nodeCheck(version = process.versions.node, today = new Date().toISOString().slice(0, 10)): Check {
   const [maj = 0, min = 0] = version.split('.').map(Number);
-  const ok = maj > MIN_NODE[0] || (maj === MIN_NODE[0] && min >= MIN_NODE[1]);
-  return { name: 'node', status: ok ? 'ok' : 'fail', message: ok ? `Node ${version}` : `Node ${version} is older than the ${MIN_NODE.join('.')} this program needs`, detail: { version } };
+  const detail = { version };
+  if (maj < MIN_NODE[0] || (maj === MIN_NODE[0] && min < MIN_NODE[1])) {
+    return { name: 'node', status: 'fail', message: `Node ${version} is older than the ${MIN_NODE.join('.')} this program needs`, detail };
+  }
+  const eol = NODE_END_OF_LIFE[maj];
+  if (eol !== undefined && eol < today) {
+    return { name: 'node', status: 'warn', message: `Node ${version}: Node ${maj} reached its end of life on ${eol} and gets no security fixes; move to a supported release line`, detail: { ...detail, end_of_life: eol } };
+  }
+  return { name: 'node', status: 'ok', message: `Node ${version}`, detail };
 }
 
 /** One GET /_ping over the endpoint's socket or TCP address: whether it answers OK in time. */

@@ -1081,7 +1081,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['doctor'],
     summary: 'check this machine and project: Node, container engine, data dir, Hub and token, installed Stop hooks, Codex trust',
     details:
-      'Each check prints ok, warn or fail. node: at least 20.19. engine: the endpoint --docker-host, DOCKER_HOST or a well-known ' +
+      'Each check prints ok, warn or fail. node: at least 20.19, a warning once its release line is past its end of life (Node 20 since 2026-04-30). engine: the endpoint --docker-host, DOCKER_HOST or a well-known ' +
       'socket names answers GET /_ping within 3 s (a named endpoint that does not answer fails; none found warns: only collecting ' +
       'needs one). data-dir (with --data-dir): exists, is this user\'s and owner-private (no group or other bits), and holds an ' +
       'authority; packs: the snapshot packs it holds, a warning past 256 (agentscm snapshot repack). hub (with --endpoint, ' +
