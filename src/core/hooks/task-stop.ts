@@ -116,7 +116,7 @@ function guard<T>(category: ErrorCategory, f: () => T): T {
 
 interface WorkspaceRead {
   readonly state: WorkspaceState;
-  /** The revision the live files had when they were read (hashed on first use); undefined: the files were not read. */
+  /** The revision the live files had when they were read (computed by the read); undefined: the files were not read. */
   readonly live: (() => string) | undefined;
   readonly scan: WorkspaceScan | undefined;
 }
@@ -176,7 +176,6 @@ function readWorkspace(dataDir: string, workspace: string, previous?: FullRead, 
   });
 }
 
-/** The pinned key (64 hex) ready to check the answer, with its key id. */
 /** Whether hex (64 hex digits) is a canonical Ed25519 public key that is not of small order. */
 async function isPublicKey(hex: string): Promise<boolean> {
   const { parsePublicKeyHex } = await import('../crypto/ed25519.js');
@@ -188,6 +187,7 @@ async function isPublicKey(hex: string): Promise<boolean> {
   }
 }
 
+/** The pinned key (64 hex) ready to check the answer, with its key id. */
 function pinnedKey(hex: string): PinnedHubKey {
   const key = Buffer.from(hex, 'hex');
   return pinnedHubKey(key, domainDigest(DOMAINS.verificationKey, key));
@@ -295,11 +295,10 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   checking.catch(() => {});
   // The installed requirement's integrity check (its bytes, its plan, the stored plan digest the request
   // carries) needs nothing from the answer: it runs while the Hub works, and a failure still blocks
-  // as the local store's, whatever the Hub answers. Hashing the workspace files read before the
-  // request runs here too: the bytes hashed are those of that read.
+  // as the local store's, whatever the Hub answers. (The workspace's changed files were read and
+  // hashed by the first read, before the request: live() only gives that read's revision.)
   try {
     guard('local_store', () => first.check());
-    before.live();
   } catch (e) {
     hub.close();
     throw e;
