@@ -1,11 +1,12 @@
 // What `agent-task collect` loads before it can start: its entry starts the engine reads (dockerode),
 // then runs one CommonJS bundle of its body with V8's code cache (scripts/build-bundles.ts). The bundle
-// must carry zod inside it, take the modules it shares with the CLI (errors.js: exit codes are mapped by
+// must carry zod and better-sqlite3's JavaScript inside it, take the modules it shares with the CLI (errors.js: exit codes are mapped by
 // error class) from the entry instead of carrying copies, and never load ink, react or a copy of
 // dockerode up front (ink only for a terminal; the body uses the entry's engine client).
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { COMMANDS } from '../../src/entries/cli.js';
@@ -32,8 +33,10 @@ test('collect\'s entry runs the body bundle, and statically loads only light mod
 test('the collect body inlines zod, takes the shared modules from the entry and loads no ink, react or dockerode up front', () => {
   const source = readFileSync(COLLECT_BODY, 'utf8');
   const required = new Set([...source.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!));
-  const packages = [...required].filter((id) => !id.startsWith('node:') && !id.startsWith('agentscm:'));
-  assert.deepEqual(packages, ['better-sqlite3']);
+  const packages = [...required].filter((id) => !id.startsWith('node:') && !builtinModules.includes(id) && !id.startsWith('agentscm:'));
+  // better-sqlite3's JavaScript is inside too: only `bindings`, which it would load its addon with when
+  // not handed it (src/core/sqlite/bundled.ts hands it the installed addon).
+  assert.deepEqual(packages, ['bindings']);
   assert.deepEqual([...required].filter((id) => id.startsWith('agentscm:')).sort(), Object.keys(SHARED_WITH_BODY).sort());
   assert.doesNotMatch(source, /class AgentscmError\b/, 'errors.js stays one shared module');
   assert.match(source, /ZodObject/, 'zod is inside the bundle');
