@@ -67,8 +67,57 @@ export function mergeClaudeMcp(existing: string | undefined, e: McpChange): { te
   return { text: indentedJson(out), changed: true };
 }
 
-/** A TOML table header line ([table] or [[array of tables]]). */
-const isTableHeader = (l: string): boolean => /^\s*\[/.test(l);
+/** One key of a TOML dotted key: bare, a basic string without escapes, or a literal string. */
+const HEADER_KEY = /\s*(?:([A-Za-z0-9_-]+)|"([^"\\]*)"|'([^']*)')\s*/y;
+
+/**
+ * The keys of a TOML table header line (`[a.b."c d"]`, `[[a.b]]`), unquoted; undefined for any other
+ * line, such as `[1, 2],`. A header whose keys use escapes is not read as one (none of the tables looked
+ * for here needs them). Whether a line is inside a multi-line array is tableHeaders' to tell.
+ */
+export function tableHeader(line: string): string[] | undefined {
+  const m = /^\s*(\[\[?)(.*?)(\]\]?)\s*(?:#.*)?$/.exec(line);
+  if (m === null || m[1]!.length !== m[3]!.length) return undefined;
+  const inner = m[2]!;
+  const keys: string[] = [];
+  HEADER_KEY.lastIndex = 0;
+  for (;;) {
+    const k = HEADER_KEY.exec(inner);
+    if (k === null) return undefined;
+    keys.push(k[1] ?? k[2] ?? k[3]!);
+    if (HEADER_KEY.lastIndex === inner.length) return keys;
+    if (inner[HEADER_KEY.lastIndex] !== '.') return undefined;
+    HEADER_KEY.lastIndex++;
+  }
+}
+
+/** How far a line opens (+) or closes (-) arrays, counting brackets outside strings and comments. */
+function bracketDepthChange(line: string): number {
+  let d = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === '#') break;
+    if (c === '"' || c === "'") {
+      // To the closing quote (a basic string's \" does not close it).
+      for (i++; i < line.length && line[i] !== c; i++) if (c === '"' && line[i] === '\\') i++;
+    } else if (c === '[') d++;
+    else if (c === ']') d--;
+  }
+  return d;
+}
+
+/**
+ * The table header of each line of a config (tableHeader), undefined for the lines inside a multi-line
+ * array, where a line such as `  [2]` is an element, not a header. Multi-line strings are not tracked.
+ */
+export function tableHeaders(lines: readonly string[]): (string[] | undefined)[] {
+  let depth = 0;
+  return lines.map((l) => {
+    const header = depth > 0 ? undefined : tableHeader(l);
+    if (header === undefined) depth = Math.max(0, depth + bracketDepthChange(l));
+    return header;
+  });
+}
 
 /**
  * Replaces the [mcp_servers.NAME] table (and its sub-tables) of a Codex config.toml, or appends it; every
@@ -83,22 +132,24 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
   const text = existing ?? '';
   if (Buffer.byteLength(text) > CONFIG_MAX_BYTES) throw badInput('the existing config.toml is over 1 MiB', 'BAD_MCP_CONFIG');
   const lines = text === '' ? [] : text.replace(/\n$/, '').split('\n');
-  const ours = (l: string): boolean => {
-    const m = /^\s*\[\s*mcp_servers\s*\.\s*(?:"([^"]*)"|([A-Za-z0-9_-]+))\s*(\.[^\]]*)?\]\s*(#.*)?$/.exec(l);
-    return m !== null && (m[1] ?? m[2]) === e.name;
+  const headers = tableHeaders(lines);
+  // [mcp_servers.NAME] and its sub-tables ([mcp_servers.NAME.env], …).
+  const ours = (i: number): boolean => {
+    const keys = headers[i];
+    return keys !== undefined && keys.length >= 2 && keys[0] === 'mcp_servers' && keys[1] === e.name;
   };
-  refuseOtherDefinitions(lines, e.name);
+  refuseOtherDefinitions(lines, headers, e.name);
   const commentOrBlank = (l: string): boolean => /^\s*(#.*)?$/.test(l);
   const out: string[] = [];
   let placed = false;
   for (let i = 0; i < lines.length; i++) {
-    if (!ours(lines[i]!)) {
+    if (!ours(i)) {
       out.push(lines[i]!);
       continue;
     }
     // Skip this table up to the next header that is not ours, but for the comments right above it.
     let j = i + 1;
-    while (j < lines.length && !(isTableHeader(lines[j]!) && !ours(lines[j]!))) j++;
+    while (j < lines.length && !(headers[j] !== undefined && !ours(j))) j++;
     let k = j;
     while (k > i + 1 && commentOrBlank(lines[k - 1]!)) k--;
     const kept = lines.slice(k, j);
@@ -135,16 +186,16 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
  * level (before any table header). A line inside a multi-line string could match too; such a config is
  * refused rather than guessed at.
  */
-function refuseOtherDefinitions(lines: readonly string[], name: string): void {
+function refuseOtherDefinitions(lines: readonly string[], headers: readonly (string[] | undefined)[], name: string): void {
   // NAME is of MCP_SERVER_NAME_RE (a-z 0-9 _ -): nothing in it is special in a RegExp.
   const key = `(?:${name}|"${name}")`;
   const inTable = new RegExp(`^\\s*${key}\\s*[.=]`);
   const topLevel = new RegExp(`^\\s*mcp_servers\\s*(?:=|\\.\\s*${key}\\s*[.=])`);
-  let table: string | undefined = '';
-  for (const l of lines) {
-    if (isTableHeader(l)) {
-      const m = /^\s*\[\s*([^\]]*?)\s*\]\s*(#.*)?$/.exec(l);
-      table = m ? m[1]!.replace(/\s+/g, '') : undefined;
+  let table = '';
+  for (const [i, l] of lines.entries()) {
+    const header = headers[i];
+    if (header !== undefined) {
+      table = header.join('.');
       continue;
     }
     if ((table === '' && topLevel.test(l)) || (table === 'mcp_servers' && inTable.test(l))) {

@@ -1,0 +1,37 @@
+// The TOML table headers install-mcp finds in a Codex config.toml (src/core/hooks/mcp-install.ts): only
+// real headers, with their keys unquoted; a line of a multi-line array that starts with "[" is none.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { mergeCodexMcp, tableHeader, tableHeaders } from '../../src/core/hooks/mcp-install.js';
+
+test('tableHeader: bare, quoted and literal keys, dotted with spaces, arrays of tables, a trailing comment; other lines are none', () => {
+  assert.deepEqual(tableHeader('[mcp_servers.agentscm]'), ['mcp_servers', 'agentscm']);
+  assert.deepEqual(tableHeader('  [ mcp_servers . "agentscm" . env ]  # mine'), ['mcp_servers', 'agentscm', 'env']);
+  assert.deepEqual(tableHeader("[projects.'/home/a b/x']"), ['projects', '/home/a b/x']);
+  assert.deepEqual(tableHeader('[projects."/x/y.z"]'), ['projects', '/x/y.z']);
+  assert.deepEqual(tableHeader('[[profiles]]'), ['profiles']);
+  for (const notHeader of ['  [1, 2],', '[1, 2]', '["a", "b"]', '[[1, 2], [3]]', '[a.]', '[.a]', '[]', '[a] b', '[[a]', '[a]]', 'a = [', '[a."b\\"c"]']) {
+    assert.equal(tableHeader(notHeader), undefined, notHeader);
+  }
+});
+
+test('mergeCodexMcp: a multi-line array whose lines start with "[" stays inside its table, ours or another', () => {
+  const other = '[tools.matrix]\nrows = [\n  [1, 2],\n  [3, 4],\n]\n';
+  const change = { name: 'agentscm', url: 'http://h/mcp', tokenEnv: 'T' };
+  // Ours, with such an array in it: the whole old table goes, the next table stays whole.
+  const old = '[mcp_servers.agentscm]\nurl = "http://old"\nextra = [\n  [1],\n  [2]\n]\n\n' + other;
+  const merged = mergeCodexMcp(old, change);
+  assert.equal(merged.text, '[mcp_servers.agentscm]\nurl = "http://h/mcp"\nbearer_token_env_var = "T"\n\n' + other);
+  // Another table's array is kept as it was.
+  assert.equal(mergeCodexMcp(other, change).text, other + '\n[mcp_servers.agentscm]\nurl = "http://h/mcp"\nbearer_token_env_var = "T"\n');
+  // A quoted [mcp_servers] header still has its inline definition of the server refused.
+  assert.throws(() => mergeCodexMcp('["mcp_servers"]\nagentscm = { url = "x" }\n', change), /defines mcp_servers\.agentscm other than/);
+});
+
+test('tableHeaders: lines inside a multi-line array are no headers; brackets in strings and comments do not count', () => {
+  const lines = [
+    '[a]', 'x = [', '  [2]', '  ["]", \'[\'],', ']', '[b]', 'y = "[" # [', '[c]', 's = "a\\"[" ', '[d]', 'z = [ # ]', '  [1]]', '[e]',
+  ];
+  assert.deepEqual(tableHeaders(lines), [['a'], undefined, undefined, undefined, undefined, ['b'], undefined, ['c'], undefined, ['d'], undefined, undefined, ['e']]);
+});
