@@ -214,7 +214,8 @@ await oneCommandEntry('entries/collect.js', 'agentscm-collect-entry.cjs', ['bett
 // code cache comes from a second checkpoint of the example workspace as a git work tree: the stat cache
 // and the git listing cache answer, and one edited file is read, as in most checkpoints.
 // better-sqlite3's JavaScript is bundled too, its addon loaded from the installed package
-// (src/core/sqlite/bundled.ts): resolving and loading its files cost a checkpoint about 5 ms.
+// (src/core/sqlite/bundled.ts): resolving and loading its files cost a 20,000-file checkpoint about 10 ms
+// (bench/README.md).
 const checkpointBody = await oneCommandEntry('entries/checkpoint.js', 'agentscm-checkpoint-entry.cjs', ['zod'], {}, { sqlite: true });
 function warmCheckpoint(): void {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-checkpoint-cache-'));

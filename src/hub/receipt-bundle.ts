@@ -4,7 +4,7 @@
 
 import { subjectToJson } from '../core/authority/plan.js';
 import { canonicalJson, type JsonValue } from '../core/canonical/json.js';
-import { buildBundle, bundleEnrollment, type BundleEnrollment } from '../core/attest/receipt-bundle.js';
+import { buildBundle, type BundleEnrollment } from '../core/attest/receipt-bundle.js';
 import { BUNDLE_MAX_BYTES, type ReceiptBundleRequest } from '../core/contract/export.js';
 import { DOMAINS, domainDigest } from '../core/crypto/digest.js';
 import { sign } from '../core/crypto/ed25519.js';
@@ -45,7 +45,8 @@ export function handleReceiptBundle(ctx: ReadContext, scope: Scope, req: Receipt
   for (const t of receipt.tasks) {
     const e = ctx.authority.getEnrollment(t.registration.registration_id);
     if (!e) throw new HubError(409, 'receipt_integrity', 'a registration the receipt names is unknown');
-    enrollments.set(e.registration_id, bundleEnrollment(e));
+    // The bundle encodes only an enrollment's own fields (buildBundle), whatever else the row holds.
+    enrollments.set(e.registration_id, e);
   }
   const passedTests: string[] = [];
   for (const t of receipt.tasks) {

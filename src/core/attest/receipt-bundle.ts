@@ -52,7 +52,7 @@ export interface BundleInput {
 }
 
 /** Exactly the fields of a BundleEnrollment, taken from e (an authority row may carry more). */
-export const bundleEnrollment = (e: BundleEnrollment): BundleEnrollment => ({
+const enrollmentJson = (e: BundleEnrollment): JsonValue => ({
   registration_id: e.registration_id,
   registration_epoch: e.registration_epoch,
   repository: e.repository,
@@ -64,8 +64,6 @@ export const bundleEnrollment = (e: BundleEnrollment): BundleEnrollment => ({
   created_at: e.created_at,
   revoked_at: e.revoked_at,
 });
-
-const enrollmentJson = (e: BundleEnrollment): JsonValue => ({ ...bundleEnrollment(e) });
 
 const enrollmentDigest = (e: JsonValue): string => sha256Hex(sortedBytes(e));
 
