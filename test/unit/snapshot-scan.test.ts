@@ -11,7 +11,8 @@ import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { DOMAINS } from '../../src/core/crypto/digest.js';
 import { AgentscmError } from '../../src/core/errors.js';
-import { decodeStatCache, manifestBytes, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
+import { fineTimestamps } from '../../src/core/fs/timestamps.js';
+import { decodeStatCache, manifestBytes, RACY_FINE_MARGIN_MS, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
 const roots: string[] = [];
@@ -145,6 +146,42 @@ describe('the stat cache', () => {
     fs.utimesSync(f, before.atime, before.mtime);
     const scan = scanWorkspace(root, decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries));
     assert.notEqual(scan.revision, rec.revision);
+  });
+
+  test('with fine timestamps, an entry is trusted once its times are older than the fine margin, and only then', () => {
+    const root = workspace({ 'a.txt': Buffer.from('one\n') });
+    const st = fs.lstatSync(path.join(root, 'a.txt'));
+    const key = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode };
+    const newest = Math.max(st.mtimeMs, st.ctimeMs);
+    assert.ok(st.mtimeMs % 1000 !== 0 || st.ctimeMs % 1000 !== 0, 'the temporary directory keeps sub-second times');
+    assert.equal(statClean(key, st, newest + RACY_FINE_MARGIN_MS + 1, true), true);
+    assert.equal(statClean(key, st, newest + RACY_FINE_MARGIN_MS, true), false);
+    assert.equal(statClean(key, st, newest + RACY_FINE_MARGIN_MS + 1, false), false, 'without fine timestamps, the two-second margin');
+    // Whole-second times (a file system that keeps seconds) get the two-second margin whatever the tree says.
+    const whole = { ...st, mtimeMs: 1_700_000_000_000, ctimeMs: 1_700_000_000_000 } as fs.Stats;
+    const wholeKey = { ...key, mtimeMs: whole.mtimeMs, ctimeMs: whole.ctimeMs };
+    assert.equal(statClean(wholeKey, whole, whole.mtimeMs + RACY_FINE_MARGIN_MS + 1, true), false);
+    assert.equal(statClean(wholeKey, whole, whole.mtimeMs + RACY_MARGIN_MS + 1, true), true);
+  });
+
+  test('a file written and recorded at once is trusted by the next scan where timestamps are fine, and an edit is still seen', () => {
+    const root = workspace({ 'README.md': Buffer.from('# readme\n'), 'src/a.ts': Buffer.from('export const a = 1;\n') });
+    assert.equal(fineTimestamps(root), true, 'the temporary directory is on a local file system with nothing mounted beneath it');
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-data-'));
+    roots.push(dataDir);
+    fs.chmodSync(dataDir, 0o700);
+    sleep(RACY_FINE_MARGIN_MS + 50);
+    const store = new SnapshotStore(dataDir);
+    const rec = store.record(root);
+    const cache = () => decodeStatCache(rec.revision, rec.statCache.scannedAtMs, rec.statCache.entries);
+    const scan = scanWorkspace(root, cache());
+    assert.equal(scan.revision, rec.revision);
+    assert.equal(scan.read, 1, 'only the symlink is read again: the files are not racily clean');
+    fs.writeFileSync(path.join(root, 'src/a.ts'), 'export const a = 2;\n');
+    const edited = scanWorkspace(root, cache());
+    assert.equal(edited.read, 2);
+    assert.notEqual(edited.revision, rec.revision);
+    assert.equal(edited.revision, scanWorkspace(root).revision);
   });
 
   test('a malformed cache is refused as STORE_CORRUPT', () => {

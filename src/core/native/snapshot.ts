@@ -21,6 +21,7 @@ import { badInput, localState } from '../errors.js';
 import { randomBytes } from '../crypto/random.js';
 import { assertPrivateDir, ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, readExactly, writeNewFile } from '../fs/safe.js';
 import { lstatMany, STAT_FIELDS, StatHelpers } from '../fs/lstat-many.js';
+import { fineTimestamps, subSecondTimes } from '../fs/timestamps.js';
 import { PackSet, PackWriter, repackPacks, type RepackResult } from './pack.js';
 
 // child_process is loaded only for git work trees: the Stop hooks scan on every stop, most often
@@ -103,7 +104,7 @@ function isToolState(rel: string, dirs: readonly string[]): boolean {
  * Paths are relative, "/"-separated, sorted by UTF-8 bytes; each file is lstat'ed once.
  */
 export function listWorkspace(root: string, stateDirs: readonly string[] = []): ListedFile[] {
-  return listFiles(root, undefined, false, stateDirs).files.paths.flatMap((p) => {
+  return listFiles(root, undefined, false, stateDirs, COARSE_TIMES).files.paths.flatMap((p) => {
     const st = lstatOrUndefined(path.join(root, p));
     return st ? [{ path: p, st }] : [];
   });
@@ -236,16 +237,19 @@ function watchStat(root: string, w: { kind: number; path: string }): fs.Stats | 
 }
 
 /** Whether the watched path is as recorded (and the recorded stat not racily clean against `scannedAtMs`). */
-function watchClean(root: string, w: WatchItem, scannedAtMs: number): boolean {
+function watchClean(root: string, w: WatchItem, scannedAtMs: number, fine: FineTimes): boolean {
   const st = watchStat(root, w);
   if (w.stat === undefined || st === undefined) return w.stat === undefined && st === undefined;
   if (w.kind === WATCH_GIT) return st.ino === w.stat.ino && (st.mode & 0o170000) === (w.stat.mode & 0o170000);
-  return statClean(w.stat, st, scannedAtMs);
+  return keyClean(w.stat, st.mode, st.size, st.mtimeMs, st.ctimeMs, st.ino, scannedAtMs, fine);
 }
 
-/** Whether a listing cache still answers: every watched stat unchanged and none racily clean, the index tracking the same paths. */
-export function listingClean(root: string, lc: ListingCache, scannedAtMs: number): boolean {
-  return checkedListing(root, lc, scannedAtMs) !== undefined;
+/**
+ * Whether a listing cache still answers: every watched stat unchanged and none racily clean, the index
+ * tracking the same paths. `fine`: the tree's timestamps are fine ones from this host (fineTimestamps).
+ */
+export function listingClean(root: string, lc: ListingCache, scannedAtMs: number, fine = false): boolean {
+  return checkedListing(root, lc, scannedAtMs, fine ? FINE_TIMES : COARSE_TIMES) !== undefined;
 }
 
 /**
@@ -255,7 +259,7 @@ export function listingClean(root: string, lc: ListingCache, scannedAtMs: number
  * watched directory whose stat changed is pushed there instead of ending the check: the listing then
  * answers for everything outside those directories (relistDirs lists them again).
  */
-function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, helpers?: StatHelpers, changedDirs?: string[]): ListingCache | undefined {
+function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, fine: FineTimes, helpers?: StatHelpers, changedDirs?: string[]): ListingCache | undefined {
   // Most watched paths are directories: their lstat calls go first, all at once (lstatMany).
   const dirs = lc.watch.filter((w) => w.kind === WATCH_DIR);
   const dirStats = lstatMany('', dirs.map((w) => abs(root, w.path)), helpers, 'missing');
@@ -264,12 +268,12 @@ function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, hel
   for (let i = 0; i < lc.watch.length; i++) {
     const w = lc.watch[i]!;
     if (w.kind === WATCH_DIR) {
-      if (numbersClean(w.stat, dirStats, STAT_FIELDS * d++, scannedAtMs)) continue;
+      if (numbersClean(w.stat, dirStats, STAT_FIELDS * d++, scannedAtMs, fine)) continue;
       if (changedDirs === undefined) return undefined;
       changedDirs.push(w.path);
       continue;
     }
-    if (watchClean(root, w, scannedAtMs)) continue;
+    if (watchClean(root, w, scannedAtMs, fine)) continue;
     const st = w.kind === WATCH_INDEX ? watchStat(root, w) : undefined;
     if (st === undefined) return undefined;
     let digest: string;
@@ -285,9 +289,9 @@ function checkedListing(root: string, lc: ListingCache, scannedAtMs: number, hel
 }
 
 /** watchClean of a directory from lstatMany's numbers at s[k] (st_mode 0: it does not exist). */
-function numbersClean(c: StatKey | undefined, s: Float64Array, k: number, scannedAtMs: number): boolean {
+function numbersClean(c: StatKey | undefined, s: Float64Array, k: number, scannedAtMs: number, fine: FineTimes): boolean {
   if (c === undefined || s[k] === 0) return c === undefined && s[k] === 0;
-  return keyClean(c, s[k]!, s[k + 1]!, s[k + 2]!, s[k + 3]!, s[k + 4]!, scannedAtMs);
+  return keyClean(c, s[k]!, s[k + 1]!, s[k + 2]!, s[k + 3]!, s[k + 4]!, scannedAtMs, fine);
 }
 
 const trackedDigest = (root: string) => sha256Hex(execFileSync('git', ['ls-files', '-c', '-z'], { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }));
@@ -493,12 +497,14 @@ function statListed(root: string, listed: readonly string[], excluded: readonly 
  * made in the same git environment; the Stop hook compares with the checkpoint's own file set, so it
  * takes it whatever its environment). `listing` is the cache to keep with the new scan. `from`: a
  * stat cache, or an earlier scan of this tree (its listing, with that scan's start as the racy bound).
+ * `fine`: whether the tree's timestamps are fine ones from this host (FineTimes).
  */
 function listFiles(
   root: string,
   from: { readonly listing?: ListingCache | undefined; readonly scannedAtMs: number } | undefined,
   anyGitEnv: boolean,
   stateDirs: readonly string[],
+  fine: FineTimes,
 ): { files: Listed; listing: ListingCache | undefined } {
   const st = lstatOrUndefined(root);
   if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
@@ -510,7 +516,7 @@ function listFiles(
   let helpers = reusable ? StatHelpers.start(lc.listed.length + lc.watch.length) : undefined;
   try {
     const changed: string[] = [];
-    const kept = reusable ? checkedListing(root, lc, from!.scannedAtMs, helpers, changed) : undefined;
+    const kept = reusable ? checkedListing(root, lc, from!.scannedAtMs, fine, helpers, changed) : undefined;
     if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers), listing: kept };
     const g = gitRoot(root);
     if (g !== undefined) {
@@ -632,22 +638,48 @@ export interface StatCache {
 export const RACY_MARGIN_MS = 2000;
 
 /**
- * Whether a cached entry still describes the file: the same size, mtime, ctime, inode and mode, and
- * not racily clean against the cache's scan start.
+ * The margin for a file whose times have sub-second parts in a tree on a local Linux file system with
+ * nothing mounted beneath it (fineTimestamps, ../fs/timestamps.ts): there a timestamp tick is the
+ * kernel's coarse clock tick (at most 10 ms, at HZ=100), and this is five of them. A file written
+ * and then checkpointed at once (a script, a test) is then trusted by the next scan, instead of being
+ * hashed again (and its directory listed again) on every scan until the next checkpoint.
  */
-export const statClean = (c: StatKey, st: fs.Stats, scannedAtMs: number): boolean =>
-  keyClean(c, st.mode, st.size, st.mtimeMs, st.ctimeMs, st.ino, scannedAtMs);
+export const RACY_FINE_MARGIN_MS = 50;
+
+/**
+ * Whether a cached entry still describes the file: the same size, mtime, ctime, inode and mode, and
+ * not racily clean against the cache's scan start (`fine`: with RACY_FINE_MARGIN_MS where its times
+ * allow it).
+ */
+export const statClean = (c: StatKey, st: fs.Stats, scannedAtMs: number, fine = false): boolean =>
+  keyClean(c, st.mode, st.size, st.mtimeMs, st.ctimeMs, st.ino, scannedAtMs, fine ? FINE_TIMES : COARSE_TIMES);
+
+/**
+ * Whether the tree's timestamps are fine ones from this host (fineTimestamps): asked only about a stat
+ * within RACY_MARGIN_MS of the scan start, so that a scan whose files are all older never asks (the
+ * answer reads the mount table).
+ */
+type FineTimes = () => boolean;
+const COARSE_TIMES: FineTimes = () => false;
+const FINE_TIMES: FineTimes = () => true;
 
 /** statClean of a stat given as its five numbers. */
-function keyClean(c: StatKey, mode: number, size: number, mtimeMs: number, ctimeMs: number, ino: number, scannedAtMs: number): boolean {
-  return c.mode === mode && c.size === size && c.mtimeMs === mtimeMs && c.ctimeMs === ctimeMs && c.ino === ino && notRacy(mtimeMs, ctimeMs, scannedAtMs);
+function keyClean(c: StatKey, mode: number, size: number, mtimeMs: number, ctimeMs: number, ino: number, scannedAtMs: number, fine: FineTimes): boolean {
+  return c.mode === mode && c.size === size && c.mtimeMs === mtimeMs && c.ctimeMs === ctimeMs && c.ino === ino && notRacy(mtimeMs, ctimeMs, scannedAtMs, fine);
 }
 
-/** Whether a stat with these times may be trusted by a cache whose scan began at scannedAtMs (RACY_MARGIN_MS). */
-const notRacy = (mtimeMs: number, ctimeMs: number, scannedAtMs: number): boolean => Math.max(mtimeMs, ctimeMs) < scannedAtMs - RACY_MARGIN_MS;
+/**
+ * Whether a stat with these times may be trusted by a cache whose scan began at scannedAtMs:
+ * RACY_MARGIN_MS before it, or RACY_FINE_MARGIN_MS in a tree with fine timestamps (`fine`) for a file
+ * whose times show them.
+ */
+function notRacy(mtimeMs: number, ctimeMs: number, scannedAtMs: number, fine: FineTimes): boolean {
+  const newest = Math.max(mtimeMs, ctimeMs);
+  return newest < scannedAtMs - RACY_MARGIN_MS || (newest < scannedAtMs - RACY_FINE_MARGIN_MS && subSecondTimes(mtimeMs, ctimeMs) && fine());
+}
 
 /** statClean against entry i of a decoded cache, read from its bytes. */
-function entryClean(c: StatCache, i: number, files: Listed, k: number): boolean {
+function entryClean(c: StatCache, i: number, files: Listed, k: number, fine: FineTimes): boolean {
   const b = c.bytes;
   const o = c.fixed[i]!;
   const s = files.stats;
@@ -657,7 +689,7 @@ function entryClean(c: StatCache, i: number, files: Listed, k: number): boolean 
     b.readDoubleLE(o + 12) === s[5 * k + 2] &&
     b.readDoubleLE(o + 20) === s[5 * k + 3] &&
     b.readDoubleLE(o + 28) === s[5 * k + 4] &&
-    notRacy(s[5 * k + 2]!, s[5 * k + 3]!, c.scannedAtMs)
+    notRacy(s[5 * k + 2]!, s[5 * k + 3]!, c.scannedAtMs, fine)
   );
 }
 
@@ -1075,7 +1107,8 @@ export function scanWorkspace(
   // so that start is their racy bound.
   const p = opts.previous === undefined ? undefined : scans.get(opts.previous);
   const prior = p !== undefined && p.root === root && p.cache === cache && p.listing !== undefined ? { listing: p.listing, scannedAtMs: opts.previous!.scannedAtMs } : undefined;
-  const { files, listing } = listFiles(root, prior ?? cache, opts.anyGitEnv === true, opts.stateDirs ?? []);
+  const fine = () => fineTimestamps(root);
+  const { files, listing } = listFiles(root, prior ?? cache, opts.anyGitEnv === true, opts.stateDirs ?? [], fine);
   const n = files.length;
   const fromCache = new Int32Array(n).fill(-1);
   const cp = cache?.paths;
@@ -1098,7 +1131,7 @@ export function scanWorkspace(
     if (isRegular(mode)) total += files.size(i);
     else if (!isLink(mode)) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
     if (total > MAX_SNAPSHOT_BYTES) throw badInput('workspace is larger than the snapshot limit', 'WORKSPACE_TOO_LARGE');
-    if (hit >= 0 && isRegular(mode) && entryClean(cache!, hit, files, i)) fromCache[i] = hit;
+    if (hit >= 0 && isRegular(mode) && entryClean(cache!, hit, files, i, fine)) fromCache[i] = hit;
   }
   const readEntries: (Scanned | undefined)[] = new Array(n);
   let read = 0;
