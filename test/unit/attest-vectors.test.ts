@@ -4,13 +4,13 @@
 // must not verify. Never regenerate them from this code: a change that alters them changes the format.
 
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 import { test } from 'node:test';
 import { canonicalSortedJson } from '../../src/core/canonical/json.js';
 import { decodeBase64Strict, IN_TOTO_PAYLOAD_TYPE, pae } from '../../src/core/attest/dsse.js';
 import { qualificationSigningDigest, verifyQualificationAnswer } from '../../src/core/contract/answer-signature.js';
 import { publicKeyFromSeed, sign, verificationKeyId } from '../../src/core/crypto/ed25519.js';
-import { verifyEd25519 } from '../../src/core/crypto/ed25519-verify.js';
+import { ed25519PublicKey, verifyEd25519, verifyEd25519With } from '../../src/core/crypto/ed25519-verify.js';
 import { receiptKey, signQualification } from '../../src/hub/signing.js';
 
 const SEED = Buffer.from('9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60', 'hex');
@@ -48,6 +48,36 @@ test('DSSE over an in-toto test-result Statement: the fixed payload, PAE digest 
   const s2 = Buffer.from(sig, 'base64');
   s2[0]! ^= 1;
   assert.ok(!verifyEd25519(s2, m, PUB));
+});
+
+test('the Ed25519 key made from its raw bytes (a JWK) is the one its SubjectPublicKeyInfo DER makes, for good and bad keys alike', () => {
+  const spki = (raw: Uint8Array) => {
+    try {
+      return createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]), format: 'der', type: 'spki' });
+    } catch {
+      return undefined;
+    }
+  };
+  const m = Buffer.from('a message');
+  const sig = Buffer.from(sign(m, SEED));
+  const keys = [
+    PUB,
+    Buffer.alloc(32), // y = 0
+    Buffer.from('01' + '00'.repeat(31), 'hex'), // the identity: small order
+    Buffer.from('ec' + 'ff'.repeat(30) + '7f', 'hex'), // y = p - 1: small order
+    Buffer.from('ed' + 'ff'.repeat(30) + '7f', 'hex'), // y = p: not canonical
+    Buffer.from('ff'.repeat(32), 'hex'),
+  ];
+  for (const raw of keys) {
+    const der = spki(raw);
+    const jwk = ed25519PublicKey(raw);
+    assert.equal(jwk === undefined, der === undefined, raw.toString('hex'));
+    if (der === undefined || jwk === undefined) continue;
+    assert.deepEqual(jwk.export({ format: 'der', type: 'spki' }), der.export({ format: 'der', type: 'spki' }), raw.toString('hex'));
+    assert.equal(verifyEd25519With(sig, m, jwk), verifyEd25519With(sig, m, der), raw.toString('hex'));
+  }
+  assert.equal(verifyEd25519With(sig, m, ed25519PublicKey(PUB)), true);
+  assert.equal(ed25519PublicKey(PUB.subarray(0, 31)), undefined);
 });
 
 test('strict base64: padding, alphabet and canonical form', () => {
