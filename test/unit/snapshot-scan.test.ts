@@ -12,7 +12,7 @@ import { after, describe, test } from 'node:test';
 import { DOMAINS } from '../../src/core/crypto/digest.js';
 import { AgentscmError } from '../../src/core/errors.js';
 import { fineTimestamps } from '../../src/core/fs/timestamps.js';
-import { decodeStatCache, manifestBytes, RACY_FINE_MARGIN_MS, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
+import { decodeStatCache, manifestBytes, RACY_FINE_MARGIN_MS, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, workspaceError, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
 import { referenceDomainDigest } from '../support/crypto.js';
 
 const roots: string[] = [];
@@ -182,6 +182,32 @@ describe('the stat cache', () => {
     assert.equal(edited.read, 2);
     assert.notEqual(edited.revision, rec.revision);
     assert.equal(edited.revision, scanWorkspace(root).revision);
+  });
+
+  test('a file written after the listing took its stat is refused, even at the same size: its bytes could be a mix of two versions', () => {
+    const root = workspace({ 'a.txt': Buffer.from('one\n'), 'b.txt': Buffer.from('two\n') });
+    assert.throws(
+      () =>
+        scanWorkspace(root, undefined, (e) => {
+          // After a.txt's read, before b.txt's: b.txt's stat was taken by the listing.
+          if (e.path === 'a.txt') fs.writeFileSync(path.join(root, 'b.txt'), 'TWO\n');
+        }),
+      (e: unknown) => e instanceof AgentscmError && e.code === 'WORKSPACE_CHANGED' && /b\.txt changed while it was read/.test(e.message),
+    );
+    assert.equal(scanWorkspace(root).manifest.entries.find((x) => x.path === 'b.txt')?.size, 4, 'scanned again, it is read');
+  });
+
+  test('file system errors of the scan: the workspace\'s under its root, the store\'s in the data dir (also inside the workspace) and elsewhere', () => {
+    const err = (code: string, p: string) => Object.assign(new Error(code), { code, path: p });
+    const code = (e: unknown) => (e instanceof AgentscmError ? e.code : (e as { code: string }).code);
+    assert.equal(code(workspaceError(err('ENOENT', '/w/src/a.ts'), '/w', '/d')), 'WORKSPACE_CHANGED');
+    assert.equal(code(workspaceError(err('ENOTDIR', '/w/src/a.ts'), '/w', '/d')), 'WORKSPACE_CHANGED');
+    assert.equal(code(workspaceError(err('EACCES', '/w/src/a.ts'), '/w', '/d')), 'BAD_WORKSPACE');
+    assert.equal(code(workspaceError(err('ENAMETOOLONG', '/w/x'), '/w', '/d')), 'BAD_WORKSPACE');
+    assert.equal(code(workspaceError(err('ENOENT', '/d/snapshots/packs/x.tmp'), '/w', '/d')), 'ENOENT', 'the data dir\'s: the local store\'s error');
+    assert.equal(code(workspaceError(err('ENOENT', '/w/.agentscm/snapshots/packs/x.tmp'), '/w', '/w/.agentscm')), 'ENOENT', 'the data dir inside the workspace');
+    assert.equal(code(workspaceError(err('ENOENT', '/wx/a'), '/w', '/d')), 'ENOENT', 'a sibling with the same prefix');
+    assert.equal(code(workspaceError(err('EIO', '/w/a'), '/w', '/d')), 'EIO');
   });
 
   test('a malformed cache is refused as STORE_CORRUPT', () => {

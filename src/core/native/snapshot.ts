@@ -12,6 +12,7 @@
 // (encodeStatCache) records what each regular file's lstat was when its digest was taken, so that
 // later scans read and hash only the files whose stat changed, as git's index does.
 
+import { isUtf8 } from 'node:buffer';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
@@ -311,23 +312,34 @@ export function isGitWorkTreeRoot(root: string): boolean {
   return gitRoot(root) !== undefined;
 }
 
+/**
+ * Where root's git dir is when root is a git work tree's top level; undefined when it has no `.git`, or
+ * when git takes it as a directory inside another work tree. A `.git` that git cannot be run on, or
+ * refuses (not a repository, a repository owned by another user that safe.directory does not allow),
+ * fails the scan: listed as a plain directory, the workspace would have another file set (`.git`
+ * itself and the ignored files among them) than the work tree it is.
+ */
 function gitRoot(root: string): GitRoot | undefined {
   if (!lstatOrUndefined(path.join(root, '.git'))) return undefined;
   const known = gitRoots.get(root);
   if (known !== undefined) return known ?? undefined;
-  let found: GitRoot | null = null;
+  let out: string[];
   try {
-    const out = execFileSync('git', ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index', '--git-path', 'info/exclude'], {
+    out = execFileSync('git', ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index', '--git-path', 'info/exclude'], {
       cwd: root,
-      stdio: ['ignore', 'pipe', 'ignore'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     })
       .toString('utf8')
       .split('\n');
-    if (out.length >= 4 && fs.realpathSync(out[0]!) === fs.realpathSync(root)) {
-      found = { gitDir: out[1]!, index: path.resolve(root, out[2]!), exclude: path.resolve(root, out[3]!) };
-    }
-  } catch {
-    found = null;
+  } catch (e) {
+    const { code, stderr } = e as { code?: unknown; stderr?: unknown };
+    if (code === 'ENOENT') throw badInput('the workspace has a .git, and git cannot be run (not installed, or not on PATH): its file set is what git lists', 'GIT_UNAVAILABLE');
+    const said = String(stderr ?? '').split('\n').find((l) => l.trim() !== '') ?? 'no reason given';
+    throw badInput(`the workspace has a .git that git refuses: ${said.trim().slice(0, 300)}`, 'BAD_WORKSPACE');
+  }
+  let found: GitRoot | null = null;
+  if (out.length >= 4 && fs.realpathSync(out[0]!) === fs.realpathSync(root)) {
+    found = { gitDir: out[1]!, index: path.resolve(root, out[2]!), exclude: path.resolve(root, out[3]!) };
   }
   gitRoots.set(root, found);
   return found ?? undefined;
@@ -425,7 +437,14 @@ function ignoredDirsOf(root: string, dirs: readonly string[]): Set<string> {
 }
 
 /** The paths git lists in `dirs` (all: the whole tree): tracked, and untracked but not ignored. */
-const gitListed = (root: string, dirs: readonly string[]) => gitOut(root, ['--literal-pathspecs', 'ls-files', '-co', '--exclude-standard', '-z', ...underDirs(dirs)]).split('\0');
+const gitListed = (root: string, dirs: readonly string[]) => gitPaths(root, ['--literal-pathspecs', 'ls-files', '-co', '--exclude-standard', '-z', ...underDirs(dirs)]);
+
+/** The NUL-separated paths git prints; refused when one is not UTF-8 (decoded, it would name another path). */
+function gitPaths(root: string, args: readonly string[]): string[] {
+  const out = execFileSync('git', args, { cwd: root, maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
+  if (!isUtf8(out)) throw badInput('a path git lists in the workspace is not UTF-8; such a path cannot be recorded', 'BAD_WORKSPACE');
+  return out.toString('utf8').split('\0');
+}
 
 const sortedListing = (paths: Iterable<string>) => [...new Set(paths)].filter((p) => p !== '').sort(compareUtf8);
 
@@ -533,7 +552,13 @@ function listFiles(
 }
 
 function walk(root: string, rel: string, out: Listed, excluded: readonly string[]): void {
-  for (const d of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+  const dir = path.join(root, rel);
+  const entries = fs.readdirSync(dir, { withFileTypes: true });
+  // A name that is not UTF-8 comes back with U+FFFD in it, and would be looked up as another name.
+  if (entries.some((d) => d.name.includes('\uFFFD')) && fs.readdirSync(dir, { encoding: 'buffer' }).some((b) => !isUtf8(b))) {
+    throw badInput(`a file name in workspace directory ${rel === '' ? '.' : rel} is not UTF-8; such a path cannot be recorded`, 'BAD_WORKSPACE');
+  }
+  for (const d of entries) {
     const p = rel === '' ? d.name : `${rel}/${d.name}`;
     if (isToolState(p, excluded)) continue;
     if (d.isDirectory()) walk(root, p, out, excluded);
@@ -548,7 +573,10 @@ function walk(root: string, rel: string, out: Listed, excluded: readonly string[
 
 /** A symlink is kept (as its target text) only when the target stays inside the workspace. */
 function checkedLinkTarget(root: string, rel: string): string {
-  const target = fs.readlinkSync(path.join(root, rel));
+  const raw = fs.readlinkSync(path.join(root, rel), { encoding: 'buffer' });
+  // The manifest keeps a target as text: one that is not UTF-8 would be recorded as other bytes.
+  if (!isUtf8(raw)) throw badInput(`workspace symlink ${rel} has a target that is not UTF-8 text; refusing it`, 'BAD_WORKSPACE');
+  const target = raw.toString('utf8');
   if (resolveInside(root, rel.split('/').slice(0, -1), target, { hops: 0 }) === undefined) {
     throw badInput(`workspace symlink ${rel} points outside the workspace (or loops); refusing it`, 'SYMLINK_ESCAPES');
   }
@@ -583,10 +611,37 @@ function resolveInside(root: string, base: readonly string[], target: string, se
   return parts;
 }
 
-/** A workspace file that disappeared between listing and reading: the workspace changed meanwhile. */
-function vanished(e: unknown): unknown {
-  const code = (e as { code?: unknown } | undefined)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR' ? badInput('a workspace file was removed during the checkpoint; retry', 'WORKSPACE_CHANGED') : e;
+/**
+ * A listed regular file's bytes, read once, and refused (WORKSPACE_CHANGED) unless its lstat after the
+ * read is still the one the listing took: a file written meanwhile could have been read as a mix of
+ * its old and new bytes, which no version of it held.
+ */
+function readListedFile(root: string, rel: string, files: Listed, i: number): Buffer {
+  const file = path.join(root, rel);
+  const bytes = fs.readFileSync(file);
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  const s = files.stats;
+  const k = 5 * i;
+  if (st === undefined || bytes.length !== s[k + 1] || st.mode !== s[k] || st.size !== s[k + 1] || st.mtimeMs !== s[k + 2] || st.ctimeMs !== s[k + 3] || st.ino !== s[k + 4]) {
+    throw badInput(`workspace file ${rel} changed while it was read; retry`, 'WORKSPACE_CHANGED');
+  }
+  return bytes;
+}
+
+/** Errors of reading a workspace path that are the workspace's, not the local store's: what the user can fix there. */
+const UNREADABLE = new Set(['EACCES', 'EPERM', 'ENAMETOOLONG', 'ELOOP']);
+
+/**
+ * A file system error met while a checkpoint scanned root, as the workspace's: a path under root (not
+ * in the data dir) that disappeared between listing and reading (the workspace changed meanwhile,
+ * WORKSPACE_CHANGED) or that cannot be read (BAD_WORKSPACE, exit 3, not the local store's exit 9).
+ */
+export function workspaceError(e: unknown, root: string, dataDir: string): unknown {
+  const { code, path: p } = (e ?? {}) as { code?: unknown; path?: unknown };
+  if (typeof p !== 'string' || !p.startsWith(`${root}/`) || p === dataDir || p.startsWith(`${dataDir}/`)) return e;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return badInput('a workspace file was removed during the checkpoint; retry', 'WORKSPACE_CHANGED');
+  if (typeof code === 'string' && UNREADABLE.has(code)) return badInput(`workspace path ${p.slice(root.length + 1)} cannot be read (${code})`, 'BAD_WORKSPACE');
+  return e;
 }
 
 
@@ -1147,9 +1202,7 @@ export function scanWorkspace(
       onRead?.(e, bytes);
       continue;
     }
-    const bytes = fs.readFileSync(path.join(root, rel));
-    // Written between its lstat and its read: the stat would not describe these bytes.
-    if (bytes.length !== files.size(i)) throw badInput(`workspace file ${rel} changed during the scan; retry`, 'WORKSPACE_CHANGED');
+    const bytes = readListedFile(root, rel, files, i);
     const e: CachedEntry = { path: rel, mode: (mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE, size: bytes.length, sha256: sha256Hex(bytes), stat: files.key(i) };
     readEntries[i] = e;
     onRead?.(e, bytes);
@@ -1324,7 +1377,7 @@ export class SnapshotStore {
           baseManifest: (revision) => this.manifestBytes(revision),
         });
       } catch (e) {
-        throw vanished(e);
+        throw workspaceError(e, root, this.dataDir);
       }
       pack.publish();
     } catch (e) {

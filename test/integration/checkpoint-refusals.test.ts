@@ -1,0 +1,122 @@
+// What a checkpoint refuses rather than record another file set or other bytes than the workspace
+// holds, each with exit 3 and a stable code, and no state changed: a symlink target or a file name that
+// is not UTF-8 (outside git and in a git work tree), a git work tree git cannot be run on or refuses, and
+// a path too long to read. Real CLI processes, real git.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { agentscm, json } from '../support/cli.js';
+import { adminSetup, checkpointArgs, tempDir, type Setup } from '../support/hub.js';
+
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd, env: GIT_ENV, stdio: 'ignore' });
+
+/** The workspace rows and Change versions: what a refused checkpoint must leave as it was. */
+function state(s: Setup): unknown {
+  const rows = (file: string, sql: string) => {
+    if (!fs.existsSync(path.join(s.dataDir, file))) return [];
+    const db = new Database(path.join(s.dataDir, file), { readonly: true });
+    try {
+      return db.prepare(sql).all();
+    } finally {
+      db.close();
+    }
+  };
+  return { workspaces: rows('workspaces.sqlite', 'SELECT * FROM workspaces ORDER BY workspace_key'), versions: rows('authority.sqlite', 'SELECT * FROM change_versions ORDER BY rowid') };
+}
+
+function refused(s: Setup, code: string, message: RegExp, env?: NodeJS.ProcessEnv): void {
+  const before = state(s);
+  const r = agentscm(checkpointArgs(s), env === undefined ? undefined : { env });
+  assert.equal(r.code, 3, r.stdout + r.stderr);
+  const e = json<Doc>(r).error;
+  assert.equal(e.code, code, e.message);
+  assert.match(e.message, message);
+  assert.deepEqual(state(s), before, 'a refused checkpoint changes no state');
+}
+
+/** A name in dir whose last byte (0xff) is not UTF-8. */
+const notUtf8 = (dir: string, stem: string) => Buffer.concat([Buffer.from(path.join(dir, stem)), Buffer.from([0xff])]);
+
+describe('checkpoint refusals', () => {
+  test('a symlink whose target is not UTF-8 is refused, not recorded as other bytes', () => {
+    const s = adminSetup();
+    assert.equal(agentscm(checkpointArgs(s)).code, 0);
+    fs.symlinkSync(notUtf8('', 'missing'), path.join(s.workspace, 'lnk'));
+    refused(s, 'BAD_WORKSPACE', /symlink lnk has a target that is not UTF-8/);
+    fs.unlinkSync(path.join(s.workspace, 'lnk'));
+    fs.symlinkSync('README.md', path.join(s.workspace, 'lnk'));
+    assert.equal(agentscm(checkpointArgs(s)).code, 0, 'a UTF-8 target is recorded');
+  });
+
+  test('a file name that is not UTF-8 is refused, outside git and in a git work tree, not left out or blamed on a change', () => {
+    const s = adminSetup();
+    fs.writeFileSync(notUtf8(path.join(s.workspace, 'docs'), 'bad'), 'b\n');
+    refused(s, 'BAD_WORKSPACE', /file name in workspace directory docs is not UTF-8/);
+    git(s.workspace, 'init', '-q');
+    git(s.workspace, 'add', '-A');
+    git(s.workspace, 'commit', '-qm', 'x');
+    refused(s, 'BAD_WORKSPACE', /a path git lists in the workspace is not UTF-8/);
+    fs.unlinkSync(notUtf8(path.join(s.workspace, 'docs'), 'bad'));
+    git(s.workspace, 'add', '-A');
+    // A name with U+FFFD itself is UTF-8, and is recorded.
+    fs.writeFileSync(path.join(s.workspace, 'docs', 'odd\uFFFD.md'), 'c\n');
+    const ok = agentscm(checkpointArgs(s));
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  });
+
+  test('a git work tree is listed by git or not at all: git missing from PATH, or a .git that git refuses', () => {
+    const s = adminSetup();
+    git(s.workspace, 'init', '-q');
+    fs.writeFileSync(path.join(s.workspace, '.gitignore'), 'secret\n');
+    fs.writeFileSync(path.join(s.workspace, 'secret'), 'ignored\n');
+    const noGit = tempDir('no-git-path');
+    refused(s, 'GIT_UNAVAILABLE', /git cannot be run/, { PATH: noGit, HOME: process.env.HOME });
+    const ok = json<Doc>(agentscm(checkpointArgs(s)));
+    assert.equal(ok.subject.change_id, 'c1', 'with git on PATH it checkpoints');
+
+    const t = adminSetup();
+    fs.mkdirSync(path.join(t.workspace, '.git'));
+    refused(t, 'BAD_WORKSPACE', /\.git that git refuses: .*not a git repository/);
+  });
+
+  test('a workspace path too long to read is the workspace\'s error (exit 3), not the local store\'s', () => {
+    const s = adminSetup();
+    // 24 levels of 200-byte names: past PATH_MAX (4,096) from the workspace, made one level at a time.
+    const name = 'd'.repeat(200);
+    const cwd = process.cwd();
+    try {
+      process.chdir(s.workspace);
+      for (let i = 0; i < 24; i++) {
+        fs.mkdirSync(name);
+        process.chdir(name);
+      }
+      fs.writeFileSync('deep.txt', 'x\n');
+    } finally {
+      process.chdir(cwd);
+    }
+    try {
+      refused(s, 'BAD_WORKSPACE', /cannot be read \(ENAMETOOLONG\)/);
+    } finally {
+      // Removed one level at a time too: no path to its depth can be named at once.
+      try {
+        process.chdir(s.workspace);
+        for (let i = 0; i < 23; i++) process.chdir(name);
+        fs.rmSync(path.join(name, 'deep.txt'));
+        for (let i = 0; i < 23; i++) {
+          fs.rmdirSync(name);
+          process.chdir('..');
+        }
+        fs.rmdirSync(name);
+      } finally {
+        process.chdir(cwd);
+      }
+    }
+  });
+});
