@@ -9,6 +9,6 @@ export async function run(_ctx: CommandContext, inv: Invocation): Promise<Comman
   const text =
     r.packs_before <= 1
       ? `nothing to repack (${r.packs_before} pack${r.packs_before === 1 ? '' : 's'})`
-      : `repacked ${r.packs_before} packs into ${r.packs_after} (${r.blobs} blobs, ${r.bytes} bytes)` + (r.kept.length > 0 ? `; kept ${r.kept.length} with a damaged record: ${r.kept.join(', ')}` : '');
+      : `repacked ${r.packs_before} packs into ${r.packs_after} (${r.blobs} blobs, ${r.bytes} bytes)` + (r.kept.length > 0 ? `; kept ${r.kept.length} damaged: ${r.kept.join(', ')}` : '');
   return { data: { ...r }, text };
 }

@@ -886,8 +886,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'rewrite the snapshot packs as one pack (each checkpoint adds one; readers load every pack\'s index)',
     details:
       'Every blob of every pack is checked against its SHA-256 and written once into a new pack, which is made durable ' +
-      'before the packs it replaces are removed; checkpoints and readers may run meanwhile. A pack with a record that is ' +
-      'not readable or not its digest is kept as it is (and named). Nothing to do with one pack or none.',
+      'before the packs it replaces are removed; checkpoints and readers may run meanwhile. A damaged pack (a record that ' +
+      'is not readable or not its digest, or a record or its index cut short) is kept as it is and named; its whole ' +
+      'records are copied. Nothing to do with one pack or none.',
     options: [DATA_DIR],
     load: () => import('../commands/snapshot-repack.js'),
   },

@@ -214,6 +214,35 @@ describe('snapshot packs', () => {
     assert.equal(set.read(sha(B), 1 << 20), undefined);
   });
 
+  it('repack keeps a pack that is not whole (a record or the index cut short) and copies its whole records', () => {
+    const dir = tmp();
+    const w = new PackWriter(dir);
+    w.add(sha(A), A);
+    w.publish();
+    const C = Buffer.from('third blob\n');
+    const D = Buffer.from('fourth blob, its record cut short\n');
+    // A v2 pack cut in its last record (its index and trailer gone), one cut just before its index, and
+    // a v1 pack cut in its last record: the readable records are copied, each pack is kept and named.
+    const v2 = new PackWriter(dir);
+    v2.add(sha(C), C);
+    v2.add(sha(D), D);
+    v2.publish();
+    const v2Name = packs(dir).find((n) => fs.readFileSync(path.join(dir, n)).includes(D))!;
+    const v2Bytes = fs.readFileSync(path.join(dir, v2Name));
+    const recordsEnd = v2Bytes.indexOf(D) + D.length;
+    fs.writeFileSync(path.join(dir, 'cut-record.pack'), v2Bytes.subarray(0, recordsEnd - 5));
+    fs.writeFileSync(path.join(dir, 'cut-index.pack'), v2Bytes.subarray(0, recordsEnd));
+    fs.rmSync(path.join(dir, v2Name));
+    fs.writeFileSync(path.join(dir, 'v1-cut.pack'), Buffer.concat([Buffer.from('agentscm-pack-v1\n'), Buffer.from(sha(B), 'hex'), u64(B.length), B, Buffer.from(sha(D), 'hex'), u64(D.length), D.subarray(0, 4)]));
+    const r = repackPacks(dir);
+    assert.deepEqual([...r.kept].sort(), ['cut-index.pack', 'cut-record.pack', 'v1-cut.pack']);
+    assert.equal(r.packs_after, 4);
+    const set = new PackSet(dir);
+    for (const b of [A, B, C, D]) assert.deepEqual(set.read(sha(b), 1 << 20), b, 'every whole record is still read');
+    // The next repack copies again and keeps the same three: nothing of theirs is lost.
+    assert.deepEqual([...repackPacks(dir).kept].sort(), ['cut-index.pack', 'cut-record.pack', 'v1-cut.pack']);
+  });
+
   it('writes a blob larger than its write chunk whole', () => {
     const dir = tmp();
     const big = Buffer.alloc(3 * (1 << 20) + 5, 0x5a);

@@ -112,6 +112,11 @@ interface LoadedPack {
   readonly entries: Buffer;
   /** fan[b] is the first entry whose SHA-256 starts with a byte >= b; fan[256] is the count. */
   readonly fan: Uint32Array;
+  /**
+   * The pack is not as written: a v2 pack whose own index does not check out (cut short, say), or records
+   * that stop before the pack's end (the last one cut off). Its readable records are in entries.
+   */
+  readonly damaged: boolean;
 }
 
 /**
@@ -200,7 +205,10 @@ export interface RepackResult {
   /** Distinct blobs in the new pack, and their bytes. */
   readonly blobs: number;
   readonly bytes: number;
-  /** Packs left as they were: one with a record that could not be read or is not its digest. */
+  /**
+   * Packs left as they were: one with a record that could not be read or is not its digest, or one that
+   * is not whole (a record or its index cut short).
+   */
   readonly kept: readonly string[];
 }
 
@@ -226,7 +234,8 @@ export function repackPacks(dir: string): RepackResult {
       const whole = withPack(file, (fd) => {
         const p = loadPackFrom(fd, file);
         if (p === undefined) return false;
-        let all = true;
+        // A damaged pack's readable records are copied, and the pack stays (named in kept).
+        let all = !p.damaged;
         for (let at = 0; at < p.entries.length; at += INDEX_ENTRY) {
           const sha256 = p.entries.toString('hex', at, at + 32);
           if (seen.has(sha256)) continue;
@@ -293,18 +302,21 @@ function loadPackFrom(fd: number, file: string): LoadedPack | undefined {
   const magic = Buffer.alloc(MAGIC.length);
   if (fs.readSync(fd, magic, 0, magic.length, 0) !== magic.length) return undefined;
   let end = size;
+  // A v1 pack is records only; a v2 pack that must be walked has lost its index.
+  let damaged = false;
   if (magic.equals(MAGIC)) {
+    damaged = true;
     const trailer = readTrailer(fd, size);
     if (trailer) {
       const own = ownIndex(fd, size, trailer);
-      if (own !== undefined) return { file, entries: own, fan: fanOf(own) };
+      if (own !== undefined) return { file, entries: own, fan: fanOf(own), damaged: false };
       // The records end where the trailer says the index starts, when that is plausible.
       const at = Number(trailer.readBigUInt64BE(0));
       if (at >= MAGIC.length && at <= size) end = at;
     }
   } else if (!magic.equals(MAGIC_V1)) return undefined;
   const walked = walkRecords(fd, end);
-  return { file, entries: walked, fan: fanOf(walked) };
+  return { file, entries: walked.entries, fan: fanOf(walked.entries), damaged: damaged || walked.stoppedAt !== end };
 }
 
 /** A v2 pack's trailer, when it ends with the tag. */
@@ -332,11 +344,15 @@ function ownIndex(fd: number, size: number, trailer: Buffer): Buffer | undefined
   return entries;
 }
 
-/** An index made by walking a pack's records up to end (the first that does not fit ends the walk). */
-function walkRecords(fd: number, end: number): Buffer {
+/**
+ * An index made by walking a pack's records up to end (the first that does not fit ends the walk), and
+ * where the walk stopped: end itself when every byte up to it was a whole record.
+ */
+function walkRecords(fd: number, end: number): { entries: Buffer; stoppedAt: number } {
   const found = new Map<string, Buffer>();
   const head = Buffer.alloc(RECORD_HEAD);
-  for (let at = MAGIC.length; at + RECORD_HEAD <= end; ) {
+  let at = MAGIC.length;
+  while (at + RECORD_HEAD <= end) {
     if (fs.readSync(fd, head, 0, RECORD_HEAD, at) !== RECORD_HEAD) break;
     const length = Number(head.readBigUInt64BE(32));
     const body = at + RECORD_HEAD;
@@ -351,7 +367,7 @@ function walkRecords(fd: number, end: number): Buffer {
     }
     at = body + length;
   }
-  return Buffer.concat([...found.values()].sort((a, b) => a.compare(b, 0, 32, 0, 32)));
+  return { entries: Buffer.concat([...found.values()].sort((a, b) => a.compare(b, 0, 32, 0, 32))), stoppedAt: at };
 }
 
 function fanOf(entries: Buffer): Uint32Array {
