@@ -341,6 +341,33 @@ describe('task-stop hooks: local causes', () => {
     }
   });
 
+  test('a stat cache whose bytes changed on disk: the hook blocks (local store), the next checkpoint reads every file and writes a good one', async () => {
+    const s = adminSetup();
+    checkpoint(s);
+    const file = path.join(s.dataDir, 'workspaces.sqlite');
+    const db = new Database(file);
+    const row = db.prepare('SELECT workspace_key, entries FROM stat_caches').get() as { workspace_key: string; entries: Buffer };
+    // The first entry's digest (after its path and its fixed stat fields), one bit flipped.
+    const entries = Buffer.from(row.entries);
+    const at = 12 + 4 + entries.readUInt32LE(12) + 4 + 8 * 4 + 31;
+    entries[at] = entries[at]! ^ 0x01;
+    db.prepare('UPDATE stat_caches SET entries = ? WHERE workspace_key = ?').run(entries, row.workspace_key);
+    db.close();
+    const hub = await startHub(s.dataDir);
+    try {
+      const doc = expectBlock(await hook(s, hub.url, 'codex'), 'codex');
+      assert.equal(doc.error, 'local store unavailable');
+      checkpoint(s);
+      const after = new Database(file, { readonly: true });
+      assert.notDeepEqual((after.prepare('SELECT entries FROM stat_caches').get() as { entries: Buffer }).entries, entries, 'a new cache');
+      after.close();
+      assert.equal(expectBlock(await hook(s, hub.url, 'codex'), 'codex').local, undefined, 'clean after the checkpoint');
+      assert.equal(expectBlock(await hook(s, hub.url, 'codex'), 'codex').error, undefined);
+    } finally {
+      await hub.stop();
+    }
+  });
+
   test('a workspace whose base is not the Change\'s revision blocks with next checkpoint', async () => {
     const s = adminSetup();
     checkpoint(s);

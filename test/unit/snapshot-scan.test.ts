@@ -218,6 +218,21 @@ describe('the stat cache', () => {
     }
   });
 
+  test('a cache whose bytes changed after it was written is refused, even where they still decode (its checksum)', () => {
+    const { rec } = recordedOld();
+    const b = rec.statCache.entries;
+    const c = decodeStatCache(rec.revision, 0, b);
+    // The last bytes of the first entry's digest: a well-formed cache that vouches for other content.
+    const at = c.fixed[0]! + 4 + 8 * 4 + 31;
+    const flipped = Buffer.from(b);
+    flipped[at] = flipped[at]! ^ 0x01;
+    assert.throws(() => decodeStatCache(rec.revision, 0, flipped), (e: unknown) => e instanceof AgentscmError && e.code === 'STORE_CORRUPT');
+    // Without its checksum the same bytes would decode: the checksum is what refuses them.
+    const body = Buffer.from(flipped.subarray(0, flipped.length - 32));
+    body.writeUInt32LE(0x32435341, 0);
+    assert.notEqual(decodeStatCache(rec.revision, 0, body).paths.length, 0, 'a cache of before (no checksum) is still read');
+  });
+
   test('a checkpoint reads only what changed and packs only that', () => {
     const { root, store, cache } = recordedOld();
     const packs = () => fs.readdirSync(path.join(store.root, 'packs')).filter((n) => n.endsWith('.pack'));

@@ -674,7 +674,7 @@ export interface StatCache {
   readonly manifestEntries: number;
   /** Regular files only, in manifest order (symlinks are read again on every scan: their check needs the tree). */
   readonly paths: readonly string[];
-  /** The encoded bytes, and where each entry's record and its fixed part (st_mode on) begin. */
+  /** The encoded bytes (without the checksum), and where each entry's record and its fixed part (st_mode on) begin. */
   readonly bytes: Buffer;
   readonly starts: Int32Array;
   readonly fixed: Int32Array;
@@ -756,7 +756,9 @@ function cachedManifestEntry(c: StatCache, i: number): ManifestEntry {
 }
 
 const CACHE_MAGIC_V1 = 0x31435341; // "ASC1", little-endian: entries only
-const CACHE_MAGIC = 0x32435341; // "ASC2": entries, then the listing section
+const CACHE_MAGIC_V2 = 0x32435341; // "ASC2": entries, then the listing section
+const CACHE_MAGIC = 0x33435341; // "ASC3": as ASC2, then the SHA-256 of all bytes before it
+const CHECKSUM = 32;
 const ENTRY_FIXED = 4 + 4 + 8 * 4 + 32;
 const WATCH_FIXED = 1 + 4 + 4 + 8 * 4;
 /** In the listing section, a path length that means "the next cache entry's path". */
@@ -817,6 +819,12 @@ class Writer {
 type NewEntry = { readonly from: StatCache; readonly i: number } | CachedEntry;
 
 function encodeCache(entries: readonly NewEntry[], manifestEntries: number, listing: ListingCache | undefined): Buffer {
+  const body = encodeCacheBody(entries, manifestEntries, listing);
+  return Buffer.concat([body, Buffer.from(sha256Hex(body), 'hex')]);
+}
+
+/** The bytes of an encoding before its checksum. */
+function encodeCacheBody(entries: readonly NewEntry[], manifestEntries: number, listing: ListingCache | undefined): Buffer {
   const w = new Writer();
   w.u32(CACHE_MAGIC);
   w.u32(manifestEntries);
@@ -879,7 +887,9 @@ function encodeCache(entries: readonly NewEntry[], manifestEntries: number, list
  * Encodes cache entries (little-endian u32 and f64): magic, the snapshot's manifest entry count, the
  * cache's entry count, then per entry path length, path, st_mode, size, mtime, ctime, inode, digest;
  * then a listing section (a u8 0, or 1 and the listing cache: the git environment's digest, the
- * watched paths with kind and stat, the listed paths, a cache entry's path written as NEXT_ENTRY).
+ * watched paths with kind and stat, the listed paths, a cache entry's path written as NEXT_ENTRY);
+ * last the SHA-256 of every byte before it (as git's index ends with its checksum), so that a cache
+ * whose bytes changed on disk is refused rather than trusted.
  */
 export function encodeStatCache(entries: readonly CachedEntry[], manifestEntries: number, listing?: ListingCache): Buffer {
   return encodeCache(entries, manifestEntries, listing);
@@ -887,12 +897,18 @@ export function encodeStatCache(entries: readonly CachedEntry[], manifestEntries
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Decodes encodeStatCache's bytes (and the listing-less ones of before); STORE_CORRUPT when they are not such bytes. */
-export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer): StatCache {
+/**
+ * Decodes encodeStatCache's bytes (and those of before: without a checksum, or also without a listing);
+ * STORE_CORRUPT when they are not such bytes or not those their checksum was taken of.
+ */
+export function decodeStatCache(revision: string, scannedAtMs: number, encoded: Buffer): StatCache {
   const corrupt = () => localState('workspace stat cache is malformed', 'STORE_CORRUPT');
-  if (b.length < 12) throw corrupt();
-  const magic = b.readUInt32LE(0);
-  if (magic !== CACHE_MAGIC && magic !== CACHE_MAGIC_V1) throw corrupt();
+  if (encoded.length < 12) throw corrupt();
+  const magic = encoded.readUInt32LE(0);
+  if (magic !== CACHE_MAGIC && magic !== CACHE_MAGIC_V2 && magic !== CACHE_MAGIC_V1) throw corrupt();
+  // The entries and the listing: the bytes before the checksum (offsets below are into them).
+  const b = magic === CACHE_MAGIC ? encoded.subarray(0, encoded.length - CHECKSUM) : encoded;
+  if (magic === CACHE_MAGIC && (b.length < 12 || sha256Hex(b) !== encoded.toString('hex', b.length))) throw corrupt();
   const manifestEntries = b.readUInt32LE(4);
   const count = b.readUInt32LE(8);
   if (count > manifestEntries || manifestEntries > MAX_SNAPSHOT_FILES) throw corrupt();
@@ -924,7 +940,7 @@ export function decodeStatCache(revision: string, scannedAtMs: number, b: Buffer
   }
   let listing: ListingCache | undefined;
   const listingAt = o;
-  if (magic === CACHE_MAGIC) {
+  if (magic !== CACHE_MAGIC_V1) {
     if (o + 1 > b.length) throw corrupt();
     const flag = b.readUInt8(o++);
     if (flag > 1) throw corrupt();
