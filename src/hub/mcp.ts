@@ -17,16 +17,20 @@ import type * as http from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { TokenActor } from '../core/authority/types.js';
-import { parseStrictJson } from '../core/canonical/json.js';
-import { OPERATION_MAX_BYTES } from '../core/contract/ops.js';
+import { outputJson, parseStrictJson } from '../core/canonical/json.js';
+import { RESULT_REQUEST_MAX_BYTES } from '../core/contract/ops.js';
 import { ID_RE, isRepository } from '../core/contract/paths.js';
 import { READ_SCOPE_OPERATIONS, TOOLS, type ToolSpec } from '../core/contract/tools.js';
 import { AGENTSCM_VERSION } from '../version.js';
+import { CHANGE_FORM_OPERATIONS } from './change-subject.js';
 import { exchange, noteBodyBytes, type Exchange, type RequestListener } from './http.js';
 
 export const MCP_PATH = '/v1/hub/workspace/mcp';
-/** An MCP request body: a tool's arguments within the facade's bound, plus the JSON-RPC envelope. */
-export const MCP_MAX_BYTES = OPERATION_MAX_BYTES + 16 * 1024;
+/**
+ * An MCP request body: a tool's arguments within the facade's largest bound (a result's), plus the
+ * JSON-RPC envelope. The facade then holds every other operation to its own 64 KiB.
+ */
+export const MCP_MAX_BYTES = RESULT_REQUEST_MAX_BYTES + 16 * 1024;
 
 /** The profiles a Hub serves (server.ts HubSet): the same lookups as the HTTP facade's. */
 interface McpHubs {
@@ -45,7 +49,7 @@ const errorJson = (code: string, message: string) => JSON.stringify({ error: { c
 function inputSchema(spec: ToolSpec): StandardSchemaWithJSON<Record<string, unknown>> {
   const schema = spec.request.omit({ operation: true });
   let json: Record<string, unknown> | undefined;
-  const jsonSchema = () => (json ??= schema.toJSONSchema({ target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>);
+  const jsonSchema = () => (json ??= withChangeForm(spec.name, schema.toJSONSchema({ target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>));
   return {
     '~standard': {
       version: 1,
@@ -54,6 +58,23 @@ function inputSchema(spec: ToolSpec): StandardSchemaWithJSON<Record<string, unkn
       jsonSchema: { input: jsonSchema, output: jsonSchema },
     },
   };
+}
+
+/**
+ * The Change form (change-subject.ts) in a subject-bound tool's JSON Schema: `change_id` beside
+ * `subject`, neither required by the schema (the facade refuses both or neither). Kept as one object
+ * schema, without a oneOf at its top, which some hosts do not take for a tool's input.
+ */
+function withChangeForm(name: string, json: Record<string, unknown>): Record<string, unknown> {
+  const properties = json.properties as Record<string, unknown> | undefined;
+  if (!CHANGE_FORM_OPERATIONS.includes(name) || properties === undefined || !('subject' in properties)) return json;
+  const required = Array.isArray(json.required) ? (json.required as string[]).filter((k) => k !== 'subject') : undefined;
+  const changeId = {
+    type: 'string',
+    pattern: ID_RE.source,
+    description: 'Instead of subject (give exactly one): the Change id; the Hub runs the request with that Change\'s current subject.',
+  };
+  return { ...json, properties: { ...properties, change_id: changeId }, ...(required ? { required } : {}) };
 }
 
 const SCHEMAS = new Map(TOOLS.map((t) => [t.name, inputSchema(t)]));
@@ -86,11 +107,35 @@ interface ActorExtra {
   readonly actor: TokenActor;
   readonly repository: string;
   readonly profile: string;
+  /**
+   * Each tools/call's arguments as the strict parse read them (JSON-RPC id to arguments; AMBIGUOUS for an
+   * id two calls share): a tool builds its facade request from these, never from the SDK's copy, which
+   * drops a "__proto__" member (it assigns keys) where the facade would refuse it as unknown.
+   */
+  readonly rawArguments: ReadonlyMap<unknown, unknown>;
 }
+
+const AMBIGUOUS = Symbol('two calls with one id');
 
 /** The authenticated request a tool runs for: the SDK hands the request's authInfo to the tool's callback. */
 interface ToolContext {
   readonly http?: { readonly authInfo?: { readonly token: string; readonly extra?: Record<string, unknown> } };
+  readonly mcpReq?: { readonly id?: unknown };
+}
+
+/**
+ * The facade request of a tool call, as JSON text: the operation, then the call's arguments as the
+ * request's members (a "__proto__" member stays one; an integer beyond 2^53 - 1 stays exact, for the
+ * facade to judge); a refusal (the facade's error document) for arguments no request could carry.
+ */
+function facadeRequest(name: string, raw: unknown): { body: string } | { refused: string } {
+  if (raw === AMBIGUOUS) return { refused: errorJson('invalid_request', 'two tools/call requests share one JSON-RPC id') };
+  if (raw === undefined) return { body: outputJson({ operation: name }) };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { refused: errorJson('invalid_request', 'tool arguments must be a JSON object') };
+  if (Object.hasOwn(raw, 'operation')) return { refused: errorJson('invalid_request', `"operation" is the tool's name (${name}), not an argument`) };
+  const doc: Record<string, unknown> = { operation: name };
+  for (const k of Object.keys(raw)) Object.defineProperty(doc, k, { value: (raw as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true });
+  return { body: outputJson(doc) };
 }
 
 function toolServer(handler: FacadeHandler, repository: string, profile: string, scope: TokenActor['scope']): McpServer {
@@ -112,8 +157,10 @@ function toolServer(handler: FacadeHandler, repository: string, profile: string,
         const auth = ctx.http?.authInfo;
         const a = auth?.extra as ActorExtra | undefined;
         if (!auth || !a || a.repository !== repository || a.profile !== profile || a.actor.scope !== scope) throw new Error('no authenticated actor');
-        const doc = args !== null && typeof args === 'object' && !Array.isArray(args) && !Object.hasOwn(args, 'operation') ? { operation: spec.name, ...args } : { operation: spec.name, arguments: args };
-        const { status, json } = await viaFacade(handler, auth.token, repository, profile, JSON.stringify(doc));
+        const id = ctx.mcpReq?.id;
+        const request = facadeRequest(spec.name, a.rawArguments.has(id) ? a.rawArguments.get(id) : args);
+        if ('refused' in request) return { content: [{ type: 'text', text: request.refused }], structuredContent: JSON.parse(request.refused) as Record<string, unknown>, isError: true };
+        const { status, json } = await viaFacade(handler, auth.token, repository, profile, request.body);
         const answer = JSON.parse(json) as Record<string, unknown>;
         return status === 200 ? { content: [{ type: 'text', text: json }], structuredContent: answer } : { content: [{ type: 'text', text: json }], structuredContent: answer, isError: true };
       },
@@ -169,6 +216,19 @@ function calledTools(doc: unknown): string[] {
     const msg = m as { method?: unknown; params?: { name?: unknown } } | null;
     return msg?.method === 'tools/call' ? [typeof msg.params?.name === 'string' ? msg.params.name : ''] : [];
   });
+}
+
+/** The arguments of each tools/call of a JSON-RPC document, by its id (ActorExtra.rawArguments). */
+function callArguments(doc: unknown): Map<unknown, unknown> {
+  const out = new Map<unknown, unknown>();
+  for (const m of Array.isArray(doc) ? doc : [doc]) {
+    const msg = m as { method?: unknown; id?: unknown; params?: unknown } | null;
+    if (msg?.method !== 'tools/call' || msg.id === undefined) continue;
+    const params = msg.params;
+    const raw = params !== null && typeof params === 'object' && Object.hasOwn(params, 'arguments') ? (params as { arguments: unknown }).arguments : undefined;
+    out.set(msg.id, out.has(msg.id) ? AMBIGUOUS : raw);
+  }
+  return out;
 }
 
 /** The MCP endpoint as a node:http listener; `handler` is the HTTP facade's (server.ts createHandler). */
@@ -230,7 +290,7 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
         const v = req.headers[k];
         if (typeof v === 'string') headers[k] = v;
       }
-      const extra: ActorExtra = { actor, repository, profile };
+      const extra: ActorExtra = { actor, repository, profile, rawArguments: callArguments(doc) };
       // The body is handed over parsed: the SDK never parses it again (more loosely).
       // A stream the SDK serves (subscriptions/listen) ends when the client goes away: such a request gets
       // an abort signal. A single tools/call is answered as one JSON body (its tools send no progress), so

@@ -106,7 +106,7 @@ describe('workspace MCP endpoint (official MCP client, real HTTP)', () => {
     assert.deepEqual(listed.map((t) => t.name).sort(), TOOLS.map((t) => t.name));
     assert.equal(listed.length, 16);
     const claim = listed.find((t) => t.name === 'claim')!;
-    assert.deepEqual(Object.keys(claim.inputSchema.properties ?? {}).sort(), ['execution_operation_id', 'executor_id', 'request_id', 'requested_lease_ms', 'subject', 'task_digest', 'task_id']);
+    assert.deepEqual(Object.keys(claim.inputSchema.properties ?? {}).sort(), ['change_id', 'execution_operation_id', 'executor_id', 'request_id', 'requested_lease_ms', 'subject', 'task_digest', 'task_id']);
     assert.equal((claim.inputSchema as Doc).additionalProperties, false);
     assert.ok(claim.description && claim.description.length > 40);
     const read = await connect(readToken);
@@ -311,6 +311,70 @@ describe('workspace MCP endpoint (official MCP client, real HTTP)', () => {
     assert.equal(((await unauth.json()) as Doc).error.code, 'unauthenticated');
   });
 
+  test('arguments reach the facade as sent: an integer beyond 2^53, a "__proto__" member, a result over 64 KiB, the Change form', async () => {
+    const url = mcpUrl(hub.url, REPO, PROFILE);
+    const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    /** A tools/call whose arguments are the given JSON text, as a client would write it; the tool's result. */
+    const rawCall = async (name: string, argsText: string): Promise<{ isError: boolean; doc: Doc }> => {
+      const body = `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argsText},"_meta":${JSON.stringify(meta)}}}`;
+      const r = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name }, body });
+      assert.equal(r.status, 200, name);
+      const doc = (await r.json()) as Doc;
+      assert.ok(doc.result?.structuredContent, `${name}: ${JSON.stringify(doc)}`);
+      assert.deepEqual(JSON.parse(doc.result.content[0].text), doc.result.structuredContent);
+      return { isError: doc.result.isError === true, doc: doc.result.structuredContent };
+    };
+    const httpText = async (text: string): Promise<OpAnswer> => {
+      const r = await fetch(new URL(opPath(REPO, PROFILE), hub.url), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: text });
+      return { status: r.status, body: (await r.json()) as Doc } as OpAnswer;
+    };
+    for (const args of ['{"x":12345678901234567890}', '{"__proto__":1}', '{"__proto__":{"operation":"land"}}']) {
+      const m = await rawCall('capabilities', args);
+      const h = await httpText(`{"operation":"capabilities",${args.slice(1)}`);
+      assert.equal(h.status, 400, args);
+      assert.equal(m.isError, true, args);
+      assert.deepEqual(m.doc, h.body, `${args}: MCP and HTTP answers`);
+      assert.equal(m.doc.error.code, 'invalid_request');
+    }
+    const op = await rawCall('capabilities', '{"operation":"claim"}');
+    assert.equal(op.isError, true);
+    assert.equal(op.doc.error.code, 'invalid_request');
+
+    // A result whose request is over the operations' 64 KiB but within the result bound, on both doors.
+    const c = await connect();
+    // A Change of its own: the tasks of c1 are finished by the tests before.
+    ok(checkpointArgs(s, 'c-big').slice(0, -1));
+    const a = Authority.open(s.dataDir, { readonly: true });
+    let t: Task;
+    try {
+      t = a.tasksFor(a.currentSubject(REPO, PROFILE, 'c-big')).find((x) => x.step.id === 'say')!;
+    } finally {
+      a.close();
+    }
+    const claimArgs = claimBody(t, 'mcp-big-claim') as Doc;
+    delete claimArgs.operation;
+    const claimed = await call(c, 'claim', claimArgs);
+    assert.equal(claimed.isError, false, JSON.stringify(claimed.doc));
+    const big = resultBody(t, claimed.doc.attempt as Doc, 'mcp-big-res', 'alice', 'claude') as Doc;
+    big.assertion.criteria[0].findings = Array.from({ length: 25 }, () => 'y'.repeat(4000));
+    const bigArgs = { ...big };
+    delete bigArgs.operation;
+    assert.ok(JSON.stringify(big).length > 100_000);
+    const res = await call(c, 'result', bigArgs);
+    assert.equal(res.isError, false, JSON.stringify(res.doc));
+    const again = await viaHttp(big);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.deepEqual({ ...again.body, replayed: false }, res.doc, 'a large result: MCP and HTTP');
+
+    // The Change form: the tool's schema offers change_id beside subject, and the facade takes it.
+    const listed = (await c.listTools()).tools;
+    const next = listed.find((x) => x.name === 'next')!.inputSchema as Doc;
+    assert.ok(next.properties.change_id && next.properties.subject);
+    assert.ok(!(next.required ?? []).includes('subject'), 'subject is not required: change_id may stand for it');
+    assert.equal(listed.find((x) => x.name === 'heartbeat')!.inputSchema.properties?.change_id, undefined, 'no Change form without a subject');
+    await same(c, 'next', { change_id: 'c1' });
+  });
+
   test('the endpoint: POST only, no browser Origin, JSON only, bounded bodies', async () => {
     const url = mcpUrl(hub.url, REPO, PROFILE);
     for (const method of ['GET', 'DELETE', 'PUT']) {
@@ -326,7 +390,7 @@ describe('workspace MCP endpoint (official MCP client, real HTTP)', () => {
     assert.equal(((await origin.json()) as Doc).error.code, 'origin_not_allowed');
     const text = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: ping });
     assert.equal(text.status, 415);
-    const big = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(200_000) } }) });
+    const big = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(300_000) } }) });
     assert.equal(big.status, 413);
     assert.equal(((await big.json()) as Doc).error.code, 'body_too_large');
     const none = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ping });
