@@ -909,8 +909,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     path: ['hub', 'serve'],
     summary: 'run the reference Hub over a data dir or a config file; prints the bound URL as the first stdout line',
     details:
-      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks, the same operations as MCP ' +
-      'tools at POST /v1/hub/workspace/mcp?repository=..&profile=.. (see install-mcp), GET /v1/hub/health (a storage ' +
+      'Serves POST /v1/hub/workspace/repositories/{repository}/profiles/{profile}/agent-tasks, its sixteen agent-task ' +
+      'operations also as MCP tools at POST /v1/hub/workspace/mcp?repository=..&profile=.. (see install-mcp; approval, ' +
+      'landing and receipt bundles stay on HTTP and the CLI), GET /v1/hub/health (a storage ' +
       'ping) and GET /v1/hub/ready (503 with typed reasons) (docs/HUB.md) over HTTP/1.1, or over https when --tls-cert and ' +
       '--tls-key are given (both or neither; an unreadable or mismatched pair exits 3). Clients then use an https:// endpoint, ' +
       'with --ca-file when the certificate is not from a CA the system trusts. --data-dir serves every profile of one data ' +
