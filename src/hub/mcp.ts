@@ -231,9 +231,21 @@ function callArguments(doc: unknown): Map<unknown, unknown> {
   return out;
 }
 
+/**
+ * How many subscriptions/listen streams one token may hold open at once. A stream has no end of its own
+ * (it stays until the client goes), so without a bound one token could hold any number of sockets; a
+ * host opens one per session, and no tool list here ever changes.
+ */
+export const MAX_LISTEN_STREAMS_PER_TOKEN = 16;
+
+/** Whether a JSON-RPC document is one subscriptions/listen request. */
+const isListen = (doc: unknown): boolean => !Array.isArray(doc) && (doc as { method?: unknown } | null)?.method === 'subscriptions/listen';
+
 /** The MCP endpoint as a node:http listener; `handler` is the HTTP facade's (server.ts createHandler). */
 export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: string) => void, allowedOrigins: readonly string[] = []): RequestListener {
   const pool = new ServerPool(handler);
+  /** Open listen streams by token id. */
+  const listening = new Map<string, number>();
   const mcp = createMcpHandler(
     ({ era, authInfo }) => {
       const a = authInfo?.extra as ActorExtra | undefined;
@@ -283,6 +295,18 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
       if (actor.scope === 'read' && called.some((n) => !READ_SCOPE_OPERATIONS.includes(n))) {
         res.setHeader('www-authenticate', 'Bearer error="insufficient_scope"');
         return refuse(403, 'insufficient_scope', 'a read-scope token runs only the read-only operations');
+      }
+      if (isListen(doc)) {
+        const open = listening.get(actor.token_id) ?? 0;
+        if (open >= MAX_LISTEN_STREAMS_PER_TOKEN) {
+          return refuse(429, 'too_many_streams', `a token holds at most ${MAX_LISTEN_STREAMS_PER_TOKEN} subscriptions/listen streams at once`);
+        }
+        listening.set(actor.token_id, open + 1);
+        res.once('close', () => {
+          const n = (listening.get(actor.token_id) ?? 1) - 1;
+          if (n > 0) listening.set(actor.token_id, n);
+          else listening.delete(actor.token_id);
+        });
       }
       // The request's string headers as a plain record: the Request copies them once.
       const headers: Record<string, string> = {};

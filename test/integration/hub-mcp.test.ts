@@ -375,6 +375,49 @@ describe('workspace MCP endpoint (official MCP client, real HTTP)', () => {
     await same(c, 'next', { change_id: 'c1' });
   });
 
+  test('subscriptions/listen: a stream stays open, and one token holds at most 16 at once', async () => {
+    const url = mcpUrl(hub.url, REPO, PROFILE);
+    const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 21, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: meta } });
+    /** Opens a listen request; resolves with its status once the head is in, the response left open. */
+    /** A listen request: its status once the head is in (a stream left open), and a refusal's document. */
+    const listen = (t = token): Promise<{ status: number; type: string; refusal: Promise<Doc>; req: http.ClientRequest }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen', 'content-length': Buffer.byteLength(body) } }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c));
+          const refusal = new Promise<Doc>((done) => res.on('end', () => done(JSON.parse(text) as Doc)));
+          resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), refusal, req });
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const open: Awaited<ReturnType<typeof listen>>[] = [];
+    try {
+      for (let i = 0; i < 16; i++) open.push(await listen());
+      for (const o of open) {
+        assert.equal(o.status, 200);
+        assert.match(o.type, /^text\/event-stream/);
+      }
+      const over = await listen();
+      assert.equal(over.status, 429);
+      assert.equal((await over.refusal).error.code, 'too_many_streams');
+      // Another token is not held back by this one's streams.
+      const other = await listen(readToken);
+      assert.equal(other.status, 200);
+      open.push(other);
+      // A stream the client closes frees its place.
+      const first = open.shift()!;
+      first.req.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+      const again = await listen();
+      assert.equal(again.status, 200);
+      open.push(again);
+    } finally {
+      for (const o of open) o.req.destroy();
+    }
+  });
+
   test('the endpoint: POST only, no browser Origin, JSON only, bounded bodies', async () => {
     const url = mcpUrl(hub.url, REPO, PROFILE);
     for (const method of ['GET', 'DELETE', 'PUT']) {
