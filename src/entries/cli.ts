@@ -888,7 +888,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Every blob of every pack is checked against its SHA-256 and written once into a new pack, which is made durable ' +
       'before the packs it replaces are removed; checkpoints and readers may run meanwhile. A damaged pack (a record that ' +
       'is not readable or not its digest, or a record or its index cut short) is kept as it is and named; its whole ' +
-      'records are copied. Nothing to do with one pack or none.',
+      'records are copied. Nothing to do with one pack or none. Also removes the temporary packs a checkpoint or repack ' +
+      'killed before publishing left (removed_temporary: a writer that is not running and an hour untouched).',
     options: [DATA_DIR],
     load: () => import('../commands/snapshot-repack.js'),
   },

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -181,7 +182,7 @@ describe('snapshot packs', () => {
     const reader = new PackSet(dir);
     assert.deepEqual(reader.read(sha(blobs[0]!), 1 << 20), blobs[0]);
     const r = repackPacks(dir);
-    assert.deepEqual(r, { packs_before: 7, packs_after: 1, blobs: 8, bytes: blobs.reduce((n, b) => n + b.length, 0), kept: [] });
+    assert.deepEqual(r, { packs_before: 7, packs_after: 1, blobs: 8, bytes: blobs.reduce((n, b) => n + b.length, 0), kept: [], removed_temporary: [] });
     assert.equal(packs(dir).length, 1);
     assert.deepEqual(fs.readdirSync(dir).filter((n) => !n.endsWith('.pack')), [], 'no temporary file left');
     for (const b of blobs) {
@@ -190,7 +191,7 @@ describe('snapshot packs', () => {
     }
     // One pack: nothing to do, nothing written.
     const name = packs(dir)[0]!;
-    assert.deepEqual(repackPacks(dir), { packs_before: 1, packs_after: 1, blobs: 0, bytes: 0, kept: [] });
+    assert.deepEqual(repackPacks(dir), { packs_before: 1, packs_after: 1, blobs: 0, bytes: 0, kept: [], removed_temporary: [] });
     assert.deepEqual(packs(dir), [name]);
   });
 
@@ -241,6 +242,26 @@ describe('snapshot packs', () => {
     for (const b of [A, B, C, D]) assert.deepEqual(set.read(sha(b), 1 << 20), b, 'every whole record is still read');
     // The next repack copies again and keeps the same three: nothing of theirs is lost.
     assert.deepEqual([...repackPacks(dir).kept].sort(), ['cut-index.pack', 'cut-record.pack', 'v1-cut.pack']);
+  });
+
+  it('repack removes the temporary packs of writers that died an hour ago or more, and nothing else', () => {
+    const dir = tmp();
+    const w = new PackWriter(dir);
+    w.add(sha(A), A);
+    w.publish();
+    // A pid that was used and is gone: a child that has exited.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const hourAgo = (Date.now() - 61 * 60 * 1000) / 1000;
+    const name = (pid: number, r: string) => `.${pid}.${r.repeat(16)}.pack.tmp`;
+    const files = { dead: name(gone, 'a'), fresh: name(gone, 'b'), live: name(process.pid, 'c'), other: `.${gone}.notours.tmp` };
+    for (const [k, n] of Object.entries(files)) {
+      fs.writeFileSync(path.join(dir, n), 'agentscm-pack-v2\npart');
+      if (k !== 'fresh') fs.utimesSync(path.join(dir, n), hourAgo, hourAgo);
+    }
+    const r = repackPacks(dir);
+    assert.deepEqual(r.removed_temporary, [files.dead]);
+    assert.deepEqual(fs.readdirSync(dir).filter((n) => n.startsWith('.')).sort(), [files.fresh, files.live, files.other].sort());
+    assert.deepEqual(new PackSet(dir).read(sha(A), 1 << 20), A, 'the published pack stays');
   });
 
   it('writes a blob larger than its write chunk whole', () => {

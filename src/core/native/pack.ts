@@ -210,10 +210,59 @@ export interface RepackResult {
    * is not whole (a record or its index cut short).
    */
   readonly kept: readonly string[];
+  /** Temporary packs that a checkpoint or repack killed before it published left behind, removed. */
+  readonly removed_temporary: readonly string[];
+}
+
+/** A PackWriter's temporary name: the writing process's pid, then a random part. */
+const TEMPORARY = /^\.([0-9]{1,10})\.[0-9a-f]{16}\.pack\.tmp$/;
+/** A temporary pack untouched this long, of a process that is gone, is a leftover. */
+const TEMPORARY_STALE_MS = 60 * 60 * 1000;
+
+/** Whether the process is running here (a pid of another pid namespace reads as gone: hence also the age). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 /**
- * Writes every blob of dir's packs once into one new pack and removes the packs it copied whole. The
+ * Removes the temporary packs of writers that died before publishing (kill -9, a crash, power loss):
+ * a name of PackWriter's whose process is not running and that nothing has written to for an hour.
+ * Nothing reads a temporary pack, so removing one loses nothing.
+ */
+function removeStaleTemporaries(dir: string, now = Date.now()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return removed;
+    throw localState('snapshot store unreadable', 'STORE_UNAVAILABLE');
+  }
+  for (const name of names) {
+    const m = TEMPORARY.exec(name);
+    if (m === null || running(Number(m[1]))) continue;
+    const file = path.join(dir, name);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(file);
+    } catch {
+      continue;
+    }
+    if (!st.isFile() || now - st.mtimeMs < TEMPORARY_STALE_MS) continue;
+    fs.rmSync(file, { force: true });
+    removed.push(name);
+  }
+  return removed.sort();
+}
+
+/**
+ * Writes every blob of dir's packs once into one new pack and removes the packs it copied whole (and
+ * first the temporary packs that writers killed before publishing left, removeStaleTemporaries). The
  * new pack is durable under its name (as a checkpoint's is) before any pack goes, so every blob is in a
  * published pack at every moment: a reader that had loaded a removed pack finds the new one when it
  * looks again (PackSet.read), a checkpoint that publishes meanwhile keeps its pack (it is not listed
@@ -222,7 +271,9 @@ export interface RepackResult {
  */
 export function repackPacks(dir: string): RepackResult {
   const names = packNames(dir);
-  if (names.length <= 1) return { packs_before: names.length, packs_after: names.length, blobs: 0, bytes: 0, kept: [] };
+  const removed_temporary = removeStaleTemporaries(dir);
+  if (removed_temporary.length > 0) fsyncDir(dir);
+  if (names.length <= 1) return { packs_before: names.length, packs_after: names.length, blobs: 0, bytes: 0, kept: [], removed_temporary };
   const writer = new PackWriter(dir);
   const seen = new Set<string>();
   const copied: string[] = [];
@@ -259,7 +310,7 @@ export function repackPacks(dir: string): RepackResult {
   }
   for (const name of copied) fs.rmSync(path.join(dir, name), { force: true });
   fsyncDir(dir);
-  return { packs_before: names.length, packs_after: packNames(dir).length, blobs: seen.size, bytes, kept };
+  return { packs_before: names.length, packs_after: packNames(dir).length, blobs: seen.size, bytes, kept, removed_temporary };
 }
 
 /** The byte offset of want's entry in p.entries, or -1. */
