@@ -86,6 +86,15 @@ describe('checkpoint refusals', () => {
     refused(t, 'BAD_WORKSPACE', /\.git that git refuses: .*not a git repository/);
   });
 
+  test('a path git tracks that the file system cannot look up (a name past its length limit) is the workspace\'s error (exit 3), not the local store\'s', () => {
+    const s = adminSetup();
+    git(s.workspace, 'init', '-q');
+    git(s.workspace, 'add', '-A');
+    const blob = execFileSync('git', ['hash-object', '-w', 'README.md'], { cwd: s.workspace, encoding: 'utf8' }).trim();
+    git(s.workspace, 'update-index', '--add', '--cacheinfo', `100644,${blob},docs/${'n'.repeat(300)}.md`);
+    refused(s, 'BAD_WORKSPACE', /cannot be read \(ENAMETOOLONG\)/);
+  });
+
   test('a workspace path too long to read is the workspace\'s error (exit 3), not the local store\'s', () => {
     const s = adminSetup();
     // 24 levels of 200-byte names: past PATH_MAX (4,096) from the workspace, made one level at a time.

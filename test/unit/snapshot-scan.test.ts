@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { DOMAINS } from '../../src/core/crypto/digest.js';
 import { AgentscmError } from '../../src/core/errors.js';
+import { lstatMany } from '../../src/core/fs/lstat-many.js';
 import { fineTimestamps } from '../../src/core/fs/timestamps.js';
 import { decodeStatCache, manifestBytes, RACY_FINE_MARGIN_MS, RACY_MARGIN_MS, readWorkspaceLater, scanWorkspace, SnapshotStore, statClean, workspaceError, type RecordedSnapshot, type StatCache } from '../../src/core/native/snapshot.js';
 import { referenceDomainDigest } from '../support/crypto.js';
@@ -208,6 +209,15 @@ describe('the stat cache', () => {
     assert.equal(code(workspaceError(err('ENOENT', '/w/.agentscm/snapshots/packs/x.tmp'), '/w', '/w/.agentscm')), 'ENOENT', 'the data dir inside the workspace');
     assert.equal(code(workspaceError(err('ENOENT', '/wx/a'), '/w', '/d')), 'ENOENT', 'a sibling with the same prefix');
     assert.equal(code(workspaceError(err('EIO', '/w/a'), '/w', '/d')), 'EIO');
+    // An lstat's FS_ERROR (lstatOrUndefined, lstatMany) is mapped by the system error it keeps.
+    const wrapped = (c: string, p: string) => new AgentscmError('LOCAL_STATE', 'FS_ERROR', `cannot inspect ${p}: ${c}`, undefined, { cause: err(c, p) });
+    for (const c of ['EACCES', 'EPERM', 'ELOOP']) assert.equal(code(workspaceError(wrapped(c, '/w/src/a.ts'), '/w', '/d')), 'BAD_WORKSPACE', c);
+    assert.equal(code(workspaceError(wrapped('ENOTDIR', '/w/src/a.ts'), '/w', '/d')), 'WORKSPACE_CHANGED');
+    assert.equal(code(workspaceError(wrapped('EACCES', '/d/workspaces.sqlite'), '/w', '/d')), 'FS_ERROR', 'the data dir\'s stays the store\'s');
+    assert.equal(code(workspaceError(wrapped('EIO', '/w/a'), '/w', '/d')), 'FS_ERROR');
+    // As lstatMany throws it: a name longer than a file system allows.
+    const w = fs.realpathSync(os.tmpdir());
+    assert.throws(() => lstatMany(`${w}/`, ['n'.repeat(300)]), (e: unknown) => code(workspaceError(e, w, '/d')) === 'BAD_WORKSPACE');
   });
 
   test('a malformed cache is refused as STORE_CORRUPT', () => {

@@ -122,7 +122,8 @@ function lstatOrMissing(p: string): fs.Stats | undefined {
 /**
  * lstat of `prefix + p` for every p (no NUL in a path), on this thread and the helpers if given: five
  * numbers a path (STAT_FIELDS), st_mode 0 for a path that does not exist. An lstat error other than
- * absence throws as lstatOrUndefined does, or, with errors 'missing', counts as absence.
+ * absence throws as lstatOrUndefined does (FS_ERROR, with the system error and its path as the cause),
+ * or, with errors 'missing', counts as absence.
  */
 export function lstatMany(prefix: string, paths: readonly string[], helpers?: StatHelpers, errors: 'throw' | 'missing' = 'throw'): Float64Array {
   const n = paths.length;

@@ -5,7 +5,7 @@
 import { randomBytes } from '../crypto/random.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { localState, badInput } from '../errors.js';
+import { AgentscmError, localState, badInput } from '../errors.js';
 
 const GROUP_WORLD = 0o077;
 
@@ -21,7 +21,8 @@ export function lstatOrUndefined(p: string): fs.Stats | undefined {
     return fs.lstatSync(p, { throwIfNoEntry: false });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw localState(`cannot inspect ${p}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, 'FS_ERROR');
+    // The system error is kept (its code and path): a caller may tell a workspace path's error from a store's.
+    throw new AgentscmError('LOCAL_STATE', 'FS_ERROR', `cannot inspect ${p}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, undefined, { cause: e });
   }
 }
 

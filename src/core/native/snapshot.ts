@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import { canonicalJsonBytes, type JsonValue } from '../canonical/json.js';
 import { compareUtf8 } from '../canonical/json.js';
 import { DOMAINS, domainDigest, HEX64, sha256Hex } from '../crypto/digest.js';
-import { badInput, localState } from '../errors.js';
+import { AgentscmError, badInput, localState } from '../errors.js';
 import { randomBytes } from '../crypto/random.js';
 import { assertPrivateDir, ensurePrivateDir, fsyncDir, lstatOrUndefined, publishCreateOnly, readExactly, writeNewFile } from '../fs/safe.js';
 import { lstatMany, STAT_FIELDS, StatHelpers } from '../fs/lstat-many.js';
@@ -637,7 +637,9 @@ const UNREADABLE = new Set(['EACCES', 'EPERM', 'ENAMETOOLONG', 'ELOOP']);
  * WORKSPACE_CHANGED) or that cannot be read (BAD_WORKSPACE, exit 3, not the local store's exit 9).
  */
 export function workspaceError(e: unknown, root: string, dataDir: string): unknown {
-  const { code, path: p } = (e ?? {}) as { code?: unknown; path?: unknown };
+  // An lstat's FS_ERROR (lstatOrUndefined, lstatMany) keeps the system error, with its path, as its cause.
+  const sys = e instanceof AgentscmError && e.code === 'FS_ERROR' && e.cause !== undefined ? e.cause : e;
+  const { code, path: p } = (sys ?? {}) as { code?: unknown; path?: unknown };
   if (typeof p !== 'string' || !p.startsWith(`${root}/`) || p === dataDir || p.startsWith(`${dataDir}/`)) return e;
   if (code === 'ENOENT' || code === 'ENOTDIR') return badInput('a workspace file was removed during the checkpoint; retry', 'WORKSPACE_CHANGED');
   if (typeof code === 'string' && UNREADABLE.has(code)) return badInput(`workspace path ${p.slice(root.length + 1)} cannot be read (${code})`, 'BAD_WORKSPACE');
