@@ -86,6 +86,48 @@ describe('checkpoint refusals', () => {
     refused(t, 'BAD_WORKSPACE', /\.git that git refuses: .*not a git repository/);
   });
 
+  test('a tracked file whose directory became a file, a symlink or a looping symlink is absent, as git has it: not read through the link, not an error', () => {
+    const s = adminSetup();
+    git(s.workspace, 'init', '-q');
+    git(s.workspace, 'add', '-A');
+    git(s.workspace, 'commit', '-qm', 'x');
+    assert.equal(agentscm(checkpointArgs(s)).code, 0);
+    const docs = path.join(s.workspace, 'docs');
+    const outside = tempDir('outside');
+    fs.writeFileSync(path.join(outside, 'CHECK.md'), 'outside the workspace\n');
+    let rev = '';
+    /** The paths of the snapshot a checkpoint records now (its revision: rev). */
+    const recorded = (): string[] => {
+      const r = agentscm(checkpointArgs(s));
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      rev = json<Doc>(r).subject.revision as string;
+      return (JSON.parse(fs.readFileSync(path.join(s.dataDir, 'snapshots', 'manifests', `${rev}.json`), 'utf8')) as Doc).entries.map((e: Doc) => e.path);
+    };
+    fs.rmSync(docs, { recursive: true });
+    fs.writeFileSync(docs, 'a file now\n');
+    assert.deepEqual(recorded(), ['README.md', 'check.sh', 'docs', 'greet.sh'], 'a file in place of the directory (ENOTDIR before)');
+    fs.rmSync(docs);
+    fs.writeFileSync(path.join(s.workspace, '.gitignore'), '/docs\n');
+    fs.symlinkSync('docs', docs);
+    assert.deepEqual(recorded(), ['.gitignore', 'README.md', 'check.sh', 'greet.sh'], 'a looping symlink (ELOOP before)');
+    fs.rmSync(docs);
+    fs.symlinkSync(outside, docs);
+    assert.deepEqual(recorded(), ['.gitignore', 'README.md', 'check.sh', 'greet.sh'], 'a symlink out of the workspace: its file is not recorded');
+
+    // A symlink to a copy of the directory: the link and the copy's file, never both a link and a file under it.
+    fs.rmSync(docs);
+    fs.rmSync(path.join(s.workspace, '.gitignore'));
+    fs.mkdirSync(path.join(s.workspace, 'docs2'));
+    fs.writeFileSync(path.join(s.workspace, 'docs2', 'CHECK.md'), 'copy\n');
+    fs.symlinkSync('docs2', docs);
+    assert.deepEqual(recorded(), ['README.md', 'check.sh', 'docs', 'docs2/CHECK.md', 'greet.sh']);
+    const out = path.join(s.root, 'out');
+    const exported = agentscm(['snapshot', 'export', '--data-dir', s.dataDir, '--revision', rev, '--out', out, '--json']);
+    assert.equal(exported.code, 0, exported.stdout + exported.stderr);
+    assert.equal(fs.readlinkSync(path.join(out, 'docs')), 'docs2');
+    assert.equal(fs.readFileSync(path.join(out, 'docs2', 'CHECK.md'), 'utf8'), 'copy\n');
+  });
+
   test('a path git tracks that the file system cannot look up (a name past its length limit) is the workspace\'s error (exit 3), not the local store\'s', () => {
     const s = adminSetup();
     git(s.workspace, 'init', '-q');

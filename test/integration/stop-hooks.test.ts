@@ -3,6 +3,7 @@
 // dir or the workspace changes, and Codex gets nothing but decision and reason.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -266,6 +267,26 @@ describe('task-stop hooks: local causes', () => {
         fs.rmSync(s.workspace, { recursive: true });
         fs.renameSync(saved, s.workspace);
       }
+    } finally {
+      await hub.stop();
+    }
+  });
+
+  test('in a git work tree, a tracked file whose directory became a file or a looping symlink blocks as workspace_dirty (its file is deleted), not as a failure', async () => {
+    const s = adminSetup();
+    const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+    for (const args of [['init', '-q'], ['add', '-A'], ['commit', '-qm', 'x']]) execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd: s.workspace, env: gitEnv, stdio: 'ignore' });
+    checkpoint(s);
+    const hub = await startHub(s.dataDir);
+    try {
+      const docs = path.join(s.workspace, 'docs');
+      fs.rmSync(docs, { recursive: true });
+      fs.writeFileSync(docs, 'a file now\n');
+      for (const host of HOSTS) assert.deepEqual(expectBlock(await hook(s, hub.url, host), host).local, ['workspace_dirty'], `${host}: a file in place of the directory`);
+      fs.rmSync(docs);
+      fs.symlinkSync('docs', docs);
+      fs.writeFileSync(path.join(s.workspace, '.git', 'info', 'exclude'), '/docs\n');
+      for (const host of HOSTS) assert.deepEqual(expectBlock(await hook(s, hub.url, host), host).local, ['workspace_dirty'], `${host}: a looping symlink in place of the directory`);
     } finally {
       await hub.stop();
     }

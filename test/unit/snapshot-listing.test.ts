@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -90,6 +91,38 @@ const names = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-li
 roots.push(names);
 for (const name of ['a"b', 'c\\d', 'é.txt', '日本.md', 'plain.txt', 'z\u2028.txt']) fs.writeFileSync(path.join(names, name), name);
 fs.symlinkSync('plain.txt', path.join(names, 'link'));
+
+// A tracked directory (src/deep, with src/deep/b.ts and src/deep/more/c.ts tracked) replaced by
+// something that is not a directory: git takes the files under it as deleted (has_symlink_leading_path),
+// whatever the kernel would find by following the path. `ignore`: the replacement is named by a
+// .gitignore rule (a symlink that leaves the tree or loops would be refused if it were listed).
+const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-listing-outside-')));
+roots.push(outside);
+fs.mkdirSync(path.join(outside, 'more'));
+fs.writeFileSync(path.join(outside, 'b.ts'), 'outside the workspace\n');
+fs.writeFileSync(path.join(outside, 'more/c.ts'), 'outside the workspace\n');
+const kept = ['.gitignore', 'README.md', 'src/a.ts', 'src/untracked.ts'];
+const replacements: { what: string; ignore: boolean; replace: (deep: string) => void; want: string[] }[] = [
+  { what: 'a symlink to a directory outside the workspace', ignore: true, replace: (d) => (fs.rmSync(d, { recursive: true }), fs.symlinkSync(outside, d)), want: kept },
+  { what: 'a symlink to a directory inside it', ignore: false, replace: (d) => (fs.renameSync(d, `${d}2`), fs.symlinkSync('deep2', d)), want: ['.gitignore', 'README.md', 'src/a.ts', 'src/deep', 'src/deep2/b.ts', 'src/deep2/more/c.ts', 'src/untracked.ts'] },
+  { what: 'a regular file', ignore: false, replace: (d) => (fs.rmSync(d, { recursive: true }), fs.writeFileSync(d, 'a file now\n')), want: ['.gitignore', 'README.md', 'src/a.ts', 'src/deep', 'src/untracked.ts'] },
+  { what: 'a symlink to itself', ignore: true, replace: (d) => (fs.rmSync(d, { recursive: true }), fs.symlinkSync('deep', d)), want: kept },
+];
+function deepTree(ignore: boolean): string {
+  const root = gitTree();
+  fs.mkdirSync(path.join(root, 'src/deep/more'));
+  fs.writeFileSync(path.join(root, 'src/deep/more/c.ts'), 'export const c = 3;\n');
+  execFileSync('git', ['add', 'src/deep/more/c.ts'], { cwd: root });
+  if (ignore) fs.appendFileSync(path.join(root, '.gitignore'), '/src/deep\n');
+  return root;
+}
+// Replaced before the checkpoint (and left alone past the racy margin), and replaced after it.
+const replacedBefore = replacements.map((r) => {
+  const root = deepTree(r.ignore);
+  r.replace(path.join(root, 'src/deep'));
+  return root;
+});
+const replacedAfter = replacements.map((r) => deepTree(r.ignore));
 sleep(RACY_MARGIN_MS + 200);
 
 test('an unchanged git work tree is listed from the cache, without git', () => {
@@ -277,3 +310,29 @@ test('a second read takes the listing the first one made: directories it listed 
   assert.ok(third.manifest.entries.some((e) => e.path === 'src/newer.ts'));
   assert.equal(third.revision, scanWorkspace(root).revision);
 });
+
+for (const [i, { what, want }] of replacements.entries()) {
+  test(`a tracked file under a directory replaced by ${what} is absent, as git has it: in git's listing and in the listing cache`, () => {
+    const root = replacedBefore[i]!;
+    const fresh = scanWorkspace(root);
+    assert.deepEqual(fresh.manifest.entries.map((e) => e.path), want);
+    assert.ok(!fresh.manifest.entries.some((e) => e.sha256 === createHash('sha256').update('outside the workspace\n').digest('hex')), 'no bytes from outside');
+    const cache = record(root);
+    assert.equal(cache.revision, fresh.revision);
+    assert.ok(cache.listing && listingClean(root, cache.listing, cache.scannedAtMs), 'the listing cache answers');
+    const cached = withoutGit(() => scanWorkspace(root, cache));
+    assert.deepEqual(cached.manifest.entries.map((e) => e.path), want);
+    assert.equal(cached.revision, cache.revision);
+  });
+
+  test(`a tracked file under a directory replaced by ${what} since the checkpoint is absent when its directory is listed again`, () => {
+    const root = replacedAfter[i]!;
+    const cache = record(root);
+    assert.ok(paths(root, cache).includes('src/deep/more/c.ts'));
+    replacements[i]!.replace(path.join(root, 'src/deep'));
+    assert.equal(listingClean(root, cache.listing!, cache.scannedAtMs), false);
+    assert.deepEqual(paths(root, cache), want);
+    assert.deepEqual(paths(root), want);
+    assert.equal(scanWorkspace(root, cache).revision, scanWorkspace(root).revision);
+  });
+}

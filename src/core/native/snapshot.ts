@@ -472,12 +472,7 @@ const RELIST_MAX_DIRS = 64;
 function relistDirs(root: string, lc: ListingCache, changed: readonly string[]): { listed: string[]; cache: ListingCache | undefined } | undefined {
   const set = new Set(changed);
   if (set.has('') || set.size > RELIST_MAX_DIRS) return undefined;
-  // In a changed subtree: the path or one of its ancestors changed.
-  const inChanged = (p: string): boolean => {
-    if (set.has(p)) return true;
-    for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) if (set.has(p.slice(0, i))) return true;
-    return false;
-  };
+  const inChanged = (p: string) => inSubtrees(set, p);
   const tops = [...set].filter((d) => {
     const up = d.lastIndexOf('/');
     return up === -1 || !inChanged(d.slice(0, up));
@@ -491,16 +486,70 @@ function relistDirs(root: string, lc: ListingCache, changed: readonly string[]):
   return { listed, cache: rulesAsWatched(root, watch) ? { ...lc, indexDigest, watch, listed } : undefined };
 }
 
+/** Whether p, or a directory p is in, is one of `dirs`. */
+function inSubtrees(dirs: ReadonlySet<string>, p: string): boolean {
+  if (dirs.has(p)) return true;
+  for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) if (dirs.has(p.slice(0, i))) return true;
+  return false;
+}
+
+/**
+ * The directories a checked listing cache vouches for: each was a directory when the listing was made,
+ * and checkedListing has just found its lstat unchanged (type, inode and times), outside the subtrees
+ * that changed. A directory's ancestors are watched whenever it is (watchDirs goes down from the top
+ * through directories only), so a symlink or file put in place of one of them changes a watched stat.
+ */
+function vouchedDirs(lc: ListingCache, changed: readonly string[]): Set<string> {
+  const set = new Set(changed);
+  const out = new Set<string>();
+  for (const w of lc.watch) {
+    if (w.kind !== WATCH_DIR || w.stat === undefined || (w.stat.mode & S_IFMT) !== S_IFDIR || w.path.startsWith('/')) continue;
+    if (set.size === 0 || !inSubtrees(set, w.path)) out.add(w.path);
+  }
+  return out;
+}
+
+/**
+ * Whether a listed path's leading directories are all directories, as git asks of an index path
+ * (has_symlink_leading_path): a path under a symlink or a non-directory is not in the work tree, and is
+ * absent however the kernel would resolve it (through a symlinked directory, perhaps out of the tree).
+ * Each directory is lstat'ed once, after its parent; those in `vouched` (vouchedDirs) need none.
+ */
+class LeadingDirs {
+  private readonly seen = new Map<string, boolean>([['', true]]);
+  constructor(
+    private readonly root: string,
+    private readonly vouched: ReadonlySet<string>,
+  ) {}
+
+  /** Whether every directory on the way to the file rel is a directory. */
+  leadTo(rel: string): boolean {
+    const up = rel.lastIndexOf('/');
+    return up === -1 || this.isDir(rel.slice(0, up));
+  }
+
+  private isDir(d: string): boolean {
+    const known = this.seen.get(d);
+    if (known !== undefined) return known;
+    const up = d.lastIndexOf('/');
+    const ok = this.isDir(up === -1 ? '' : d.slice(0, up)) && (this.vouched.has(d) || lstatOrUndefined(`${this.root}/${d}`)?.isDirectory() === true);
+    this.seen.set(d, ok);
+    return ok;
+  }
+}
+
 /**
  * lstat's each listed path (lstatMany, with the helper threads if given); missing ones (deleted tracked
- * files) and directories (submodules) are not content. A listing of more paths than a snapshot may hold
- * files goes in windows of that many, so that it is refused without lstat'ing every path.
+ * files, paths under a symlink or a file: LeadingDirs) and directories (submodules) are not content. A
+ * listing of more paths than a snapshot may hold files goes in windows of that many, so that it is
+ * refused without lstat'ing every path.
  */
-function statListed(root: string, listed: readonly string[], excluded: readonly string[], helpers: StatHelpers | undefined): Listed {
+function statListed(root: string, listed: readonly string[], excluded: readonly string[], helpers: StatHelpers | undefined, vouched: ReadonlySet<string> = new Set()): Listed {
   const paths = listed.filter((p) => !isToolState(p, excluded));
+  const leading = new LeadingDirs(root, vouched);
   const out = new Listed();
   for (let w = 0; w < paths.length; w += MAX_SNAPSHOT_FILES) {
-    const window = paths.length <= MAX_SNAPSHOT_FILES ? paths : paths.slice(w, w + MAX_SNAPSHOT_FILES);
+    const window = (paths.length <= MAX_SNAPSHOT_FILES ? paths : paths.slice(w, w + MAX_SNAPSHOT_FILES)).filter((p) => leading.leadTo(p));
     const st = lstatMany(root + '/', window, helpers);
     for (let i = 0; i < window.length; i++) {
       const mode = st[STAT_FIELDS * i]!;
@@ -536,12 +585,14 @@ function listFiles(
   try {
     const changed: string[] = [];
     const kept = reusable ? checkedListing(root, lc, from!.scannedAtMs, fine, helpers, changed) : undefined;
-    if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers), listing: kept };
+    if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers, vouchedDirs(kept, changed)), listing: kept };
     const g = gitRoot(root);
     if (g !== undefined) {
-      const { listed, cache: made } = (kept !== undefined ? relistDirs(root, kept, changed) : undefined) ?? gitListing(root, g);
+      const relisted = kept !== undefined ? relistDirs(root, kept, changed) : undefined;
+      const { listed, cache: made } = relisted ?? gitListing(root, g);
       helpers ??= StatHelpers.start(listed.length);
-      return { files: statListed(root, listed, excluded, helpers), listing: made };
+      // Outside the subtrees listed again, the cache's watched directories still vouch for theirs.
+      return { files: statListed(root, listed, excluded, helpers, relisted !== undefined ? vouchedDirs(kept!, changed) : undefined), listing: made };
     }
   } finally {
     helpers?.stop();
