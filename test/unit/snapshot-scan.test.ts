@@ -4,6 +4,7 @@
 // (hashed without node:crypto) and one past the size where the scan loads node:crypto first.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -198,6 +199,30 @@ describe('the stat cache', () => {
     assert.equal(scanWorkspace(root).manifest.entries.find((x) => x.path === 'b.txt')?.size, 4, 'scanned again, it is read');
   });
 
+  // The listing took b's lstat as a regular file's (l's as a symlink's); after a.txt's read, before
+  // b's, it is replaced. What is found there now is never read: the scan refuses, and does not hang.
+  const swaps: [string, string, (p: string) => void][] = [
+    ['a regular file replaced by a directory', 'b.txt', (p) => (fs.rmSync(p), fs.mkdirSync(p), fs.writeFileSync(path.join(p, 'x'), 'x\n'))],
+    ['a regular file replaced by a FIFO (no writer: a blocking read would wait forever)', 'b.txt', (p) => (fs.rmSync(p), execFileSync('mkfifo', [p]))],
+    ['a regular file replaced by a symlink to a file', 'b.txt', (p) => (fs.rmSync(p), fs.symlinkSync('a.txt', p))],
+    ['a regular file replaced by another one of the same size', 'b.txt', (p) => (fs.rmSync(p), fs.writeFileSync(p, 'TWO\n'))],
+    ['a symlink replaced by a regular file', 'l', (p) => (fs.rmSync(p), fs.writeFileSync(p, 'a file now\n'))],
+    ['a regular file removed', 'b.txt', (p) => fs.rmSync(p)],
+  ];
+  for (const [what, victim, swap] of swaps) {
+    test(`${what} after the listing is refused as WORKSPACE_CHANGED`, () => {
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentscm-scan-'));
+      roots.push(root);
+      fs.writeFileSync(path.join(root, 'a.txt'), 'one\n');
+      fs.writeFileSync(path.join(root, 'b.txt'), 'two\n');
+      fs.symlinkSync('a.txt', path.join(root, 'l'));
+      assert.throws(
+        () => scanWorkspace(root, undefined, (e) => e.path === 'a.txt' && swap(path.join(root, victim))),
+        (e: unknown) => e instanceof AgentscmError && e.code === 'WORKSPACE_CHANGED' && e.message.includes(`${victim} changed while it was read`),
+      );
+    });
+  }
+
   test('file system errors of the scan: the workspace\'s under its root, the store\'s in the data dir (also inside the workspace) and elsewhere', () => {
     const err = (code: string, p: string) => Object.assign(new Error(code), { code, path: p });
     const code = (e: unknown) => (e instanceof AgentscmError ? e.code : (e as { code: string }).code);
@@ -209,6 +234,8 @@ describe('the stat cache', () => {
     assert.equal(code(workspaceError(err('ENOENT', '/w/.agentscm/snapshots/packs/x.tmp'), '/w', '/w/.agentscm')), 'ENOENT', 'the data dir inside the workspace');
     assert.equal(code(workspaceError(err('ENOENT', '/wx/a'), '/w', '/d')), 'ENOENT', 'a sibling with the same prefix');
     assert.equal(code(workspaceError(err('EIO', '/w/a'), '/w', '/d')), 'EIO');
+    // Replaced by another kind of file since the listing: read as a directory, readlink of a file, a socket opened.
+    for (const c of ['EISDIR', 'EINVAL', 'ENXIO']) assert.equal(code(workspaceError(err(c, '/w/a'), '/w', '/d')), 'WORKSPACE_CHANGED', c);
     // An lstat's FS_ERROR (lstatOrUndefined, lstatMany) is mapped by the system error it keeps.
     const wrapped = (c: string, p: string) => new AgentscmError('LOCAL_STATE', 'FS_ERROR', `cannot inspect ${p}: ${c}`, undefined, { cause: err(c, p) });
     for (const c of ['EACCES', 'EPERM', 'ELOOP']) assert.equal(code(workspaceError(wrapped(c, '/w/src/a.ts'), '/w', '/d')), 'BAD_WORKSPACE', c);

@@ -624,7 +624,14 @@ function walk(root: string, rel: string, out: Listed, excluded: readonly string[
 
 /** A symlink is kept (as its target text) only when the target stays inside the workspace. */
 function checkedLinkTarget(root: string, rel: string): string {
-  const raw = fs.readlinkSync(path.join(root, rel), { encoding: 'buffer' });
+  let raw: Buffer;
+  try {
+    raw = fs.readlinkSync(path.join(root, rel), { encoding: 'buffer' });
+  } catch (e) {
+    // The listing found a symlink here: it has been removed or replaced (by a file: EINVAL) since.
+    if (replaced(e)) throw badInput(`workspace symlink ${rel} changed while it was read; retry`, 'WORKSPACE_CHANGED');
+    throw e;
+  }
   // The manifest keeps a target as text: one that is not UTF-8 would be recorded as other bytes.
   if (!isUtf8(raw)) throw badInput(`workspace symlink ${rel} has a target that is not UTF-8 text; refusing it`, 'BAD_WORKSPACE');
   const target = raw.toString('utf8');
@@ -663,36 +670,81 @@ function resolveInside(root: string, base: readonly string[], target: string, se
 }
 
 /**
- * A listed regular file's bytes, read once, and refused (WORKSPACE_CHANGED) unless its lstat after the
- * read is still the one the listing took: a file written meanwhile could have been read as a mix of
- * its old and new bytes, which no version of it held.
+ * Errors of opening, reading or lstat'ing a path the listing found as a regular file or a symlink that
+ * say it has been replaced since: removed (ENOENT), its directory replaced by a file (ENOTDIR), a
+ * symlink now (ELOOP, from O_NOFOLLOW), a socket or FIFO (ENXIO), a directory (EISDIR), not a symlink
+ * any more (EINVAL, from readlink).
+ */
+const REPLACED = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENXIO', 'EISDIR', 'EINVAL']);
+
+const replaced = (e: unknown) => REPLACED.has((e as NodeJS.ErrnoException).code ?? '');
+
+/** Whether st is the lstat the listing took of file i (mode, size, mtime, ctime, inode). */
+function asListed(st: fs.Stats | undefined, files: Listed, i: number): boolean {
+  const s = files.stats;
+  const k = 5 * i;
+  return st !== undefined && st.mode === s[k] && st.size === s[k + 1] && st.mtimeMs === s[k + 2] && st.ctimeMs === s[k + 3] && st.ino === s[k + 4];
+}
+
+/**
+ * A listed regular file's bytes, read once, and refused (WORKSPACE_CHANGED) unless what was opened is
+ * the file the listing took the lstat of, and its lstat after the read is still that one: a file
+ * written meanwhile could have been read as a mix of its old and new bytes, which no version of it
+ * held. Opened without following a symlink and without blocking (a FIFO put in its place would wait
+ * for a writer forever), and read from the descriptor that fstat checked: a directory, FIFO or other
+ * file swapped in is never read.
  */
 function readListedFile(root: string, rel: string, files: Listed, i: number): Buffer {
   const file = path.join(root, rel);
-  const bytes = fs.readFileSync(file);
-  const st = fs.lstatSync(file, { throwIfNoEntry: false });
-  const s = files.stats;
-  const k = 5 * i;
-  if (st === undefined || bytes.length !== s[k + 1] || st.mode !== s[k] || st.size !== s[k + 1] || st.mtimeMs !== s[k + 2] || st.ctimeMs !== s[k + 3] || st.ino !== s[k + 4]) {
-    throw badInput(`workspace file ${rel} changed while it was read; retry`, 'WORKSPACE_CHANGED');
+  const changed = () => badInput(`workspace file ${rel} changed while it was read; retry`, 'WORKSPACE_CHANGED');
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (e) {
+    throw replaced(e) ? changed() : e;
   }
+  let bytes: Buffer;
+  try {
+    const size = files.size(i);
+    if (!asListed(fs.fstatSync(fd), files, i)) throw changed();
+    bytes = Buffer.allocUnsafeSlow(size);
+    for (let n = 0; n < size; ) {
+      const got = fs.readSync(fd, bytes, n, size - n, n);
+      // Shorter than its listed size: cut meanwhile.
+      if (got === 0) throw changed();
+      n += got;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.lstatSync(file, { throwIfNoEntry: false });
+  } catch (e) {
+    if (!replaced(e)) throw e;
+  }
+  if (!asListed(st, files, i)) throw changed();
   return bytes;
 }
 
 /** Errors of reading a workspace path that are the workspace's, not the local store's: what the user can fix there. */
 const UNREADABLE = new Set(['EACCES', 'EPERM', 'ENAMETOOLONG', 'ELOOP']);
 
+/** Errors of a workspace path that say it was replaced by another kind of file since it was listed (REPLACED but a link loop). */
+const SWAPPED = new Set(['ENOENT', 'ENOTDIR', 'ENXIO', 'EISDIR', 'EINVAL']);
+
 /**
  * A file system error met while a checkpoint scanned root, as the workspace's: a path under root (not
- * in the data dir) that disappeared between listing and reading (the workspace changed meanwhile,
- * WORKSPACE_CHANGED) or that cannot be read (BAD_WORKSPACE, exit 3, not the local store's exit 9).
+ * in the data dir) that disappeared or was replaced by another kind of file between listing and
+ * reading (the workspace changed meanwhile, WORKSPACE_CHANGED) or that cannot be read (BAD_WORKSPACE,
+ * exit 3, not the local store's exit 9).
  */
 export function workspaceError(e: unknown, root: string, dataDir: string): unknown {
   // An lstat's FS_ERROR (lstatOrUndefined, lstatMany) keeps the system error, with its path, as its cause.
   const sys = e instanceof AgentscmError && e.code === 'FS_ERROR' && e.cause !== undefined ? e.cause : e;
   const { code, path: p } = (sys ?? {}) as { code?: unknown; path?: unknown };
   if (typeof p !== 'string' || !p.startsWith(`${root}/`) || p === dataDir || p.startsWith(`${dataDir}/`)) return e;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return badInput('a workspace file was removed during the checkpoint; retry', 'WORKSPACE_CHANGED');
+  if (typeof code === 'string' && SWAPPED.has(code)) return badInput(`a workspace file was removed or replaced during the checkpoint (${code}); retry`, 'WORKSPACE_CHANGED');
   if (typeof code === 'string' && UNREADABLE.has(code)) return badInput(`workspace path ${p.slice(root.length + 1)} cannot be read (${code})`, 'BAD_WORKSPACE');
   return e;
 }
