@@ -35,3 +35,21 @@ test('tableHeaders: lines inside a multi-line array are no headers; brackets in 
   ];
   assert.deepEqual(tableHeaders(lines), [['a'], undefined, undefined, undefined, undefined, ['b'], undefined, ['c'], undefined, ['d'], undefined, undefined, ['e']]);
 });
+
+test('mergeCodexMcp on a CRLF config: the comment above the next table stays, new lines end in CRLF, other bytes are kept', () => {
+  const change = { name: 'agentscm', url: 'http://h/mcp', tokenEnv: 'T' };
+  const remove = { name: 'agentscm', remove: true } as const;
+  const ours = '[mcp_servers.agentscm]\r\nurl = "http://h/mcp"\r\nbearer_token_env_var = "T"\r\n';
+  const crlf = '[a]\r\nx = 1\r\n\r\n[mcp_servers.agentscm]\r\nurl = "http://old"\r\n\r\n# about b\r\n[b]\r\ny = 2\r\n';
+  assert.equal(mergeCodexMcp(crlf, change).text, `[a]\r\nx = 1\r\n\r\n${ours}\r\n# about b\r\n[b]\r\ny = 2\r\n`);
+  assert.equal(mergeCodexMcp(mergeCodexMcp(crlf, change).text, change).changed, false);
+  assert.equal(mergeCodexMcp(crlf, remove).text, '[a]\r\nx = 1\r\n\r\n# about b\r\n[b]\r\ny = 2\r\n');
+  // Appended to a CRLF file, and removed again: the file is what it was. A comment with a trailing
+  // space before its CRLF and an LF line in a CRLF file keep their bytes.
+  const other = '# top \r\n[b]\r\ny = 2\n# about c\r\n[c]\r\n';
+  const installed = mergeCodexMcp(other, change).text;
+  assert.equal(installed, other + '\r\n' + ours);
+  assert.equal(mergeCodexMcp(installed, remove).text, other);
+  // A CRLF file whose last line has no line ending gets a CRLF one.
+  assert.equal(mergeCodexMcp('[b]\r\ny = 2', change).text, '[b]\r\ny = 2\r\n\r\n' + ours);
+});

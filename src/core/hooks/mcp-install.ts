@@ -121,7 +121,8 @@ export function tableHeaders(lines: readonly string[]): (string[] | undefined)[]
 
 /**
  * Replaces the [mcp_servers.NAME] table (and its sub-tables) of a Codex config.toml, or appends it; every
- * other line stays as it was, the comments right above the next table among them (they are that table's).
+ * other line stays as it was, byte for byte with its line ending, the comments right above the next table
+ * among them (they are that table's). The lines written anew end as the file's first line does (CRLF or LF).
  * A config that defines the server, or all of mcp_servers, another way (an inline table, dotted keys) is
  * refused: a [mcp_servers.NAME] table beside it would declare the key twice, which TOML forbids. The
  * values are TOML basic strings (JSON string syntax is valid TOML for them).
@@ -131,7 +132,12 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
   const block = 'remove' in e ? [] : [`[mcp_servers.${e.name}]`, `url = ${JSON.stringify(e.url)}`, `bearer_token_env_var = ${JSON.stringify(e.tokenEnv)}`];
   const text = existing ?? '';
   if (Buffer.byteLength(text) > CONFIG_MAX_BYTES) throw badInput('the existing config.toml is over 1 MiB', 'BAD_MCP_CONFIG');
-  const lines = text === '' ? [] : text.replace(/\n$/, '').split('\n');
+  // Each line as it was, with its own line ending (LF or CRLF; the last line may have none), and its text
+  // without that ending for reading. Lines written anew end as the file's first line does.
+  const raw = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  const lines = raw.map((l) => l.replace(/\r?\n$/, ''));
+  const eol = /^[^\n]*\r\n/.test(text) ? '\r\n' : '\n';
+  const joined = (out: readonly string[]): string => out.map((l) => (l.endsWith('\n') ? l : l + eol)).join('');
   const headers = tableHeaders(lines);
   // [mcp_servers.NAME] and its sub-tables ([mcp_servers.NAME.env], …).
   const ours = (i: number): boolean => {
@@ -144,7 +150,7 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
   let placed = false;
   for (let i = 0; i < lines.length; i++) {
     if (!ours(i)) {
-      out.push(lines[i]!);
+      out.push(raw[i]!);
       continue;
     }
     // Skip this table up to the next header that is not ours, but for the comments right above it.
@@ -152,7 +158,7 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
     while (j < lines.length && !(headers[j] !== undefined && !ours(j))) j++;
     let k = j;
     while (k > i + 1 && commentOrBlank(lines[k - 1]!)) k--;
-    const kept = lines.slice(k, j);
+    const kept = raw.slice(k, j);
     while (kept.length > 0 && kept[0]!.trim() === '') kept.shift();
     if (!placed) {
       out.push(...block);
@@ -169,14 +175,14 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
   if (block.length === 0) {
     if (!placed) return { text, changed: false };
     while (out.length > 0 && out[out.length - 1]!.trim() === '') out.pop();
-    const next = out.length === 0 ? '' : out.join('\n') + '\n';
+    const next = joined(out);
     return next === text ? { text, changed: false } : { text: next, changed: true };
   }
   if (!placed) {
     if (out.length > 0 && out[out.length - 1]!.trim() !== '') out.push('');
     out.push(...block);
   }
-  const next = out.join('\n') + '\n';
+  const next = joined(out);
   return next === text ? { text, changed: false } : { text: next, changed: true };
 }
 
