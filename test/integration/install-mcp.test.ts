@@ -71,6 +71,8 @@ test('install-mcp --host codex refuses a server defined another way (TOML would 
     '[mcp_servers]\n"agentscm".url = "http://old"\n',
     'mcp_servers.agentscm.url = "http://old"\n',
     'mcp_servers = { other = { command = "x" } }\n',
+    "[mcp_servers]\n'agentscm' = { url = \"http://old\" }\n",
+    '"mcp_servers".agentscm.url = "http://old"\n',
   ]) {
     const project = tempDir('mcp-codex-other-form');
     fs.mkdirSync(path.join(project, '.codex'));
@@ -149,10 +151,12 @@ test('install-mcp --uninstall removes its server and nothing else: the file is a
   assert.equal(json(uninstall(none, 'codex')).changed, false);
   assert.equal(fs.existsSync(path.join(none, '.codex')), false);
   // A server defined another way is refused, as on install.
-  fs.writeFileSync(midFile, '[mcp_servers]\nagentscm = { url = "http://x" }\n');
-  r = uninstall(mid, 'codex');
-  assert.equal(r.code, 3, r.stderr);
-  assert.equal(fs.readFileSync(midFile, 'utf8'), '[mcp_servers]\nagentscm = { url = "http://x" }\n');
+  for (const text of ['[mcp_servers]\nagentscm = { url = "http://x" }\n', "[mcp_servers]\n'agentscm' = { url = \"http://x\" }\n"]) {
+    fs.writeFileSync(midFile, text);
+    r = uninstall(mid, 'codex');
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(fs.readFileSync(midFile, 'utf8'), text);
+  }
   // Installing still needs the endpoint, repository and profile.
   r = agentscm(['install-mcp', '--host', 'codex', '--project', none]);
   assert.equal(r.code, 2);

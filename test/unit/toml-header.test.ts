@@ -53,3 +53,24 @@ test('mergeCodexMcp on a CRLF config: the comment above the next table stays, ne
   // A CRLF file whose last line has no line ending gets a CRLF one.
   assert.equal(mergeCodexMcp('[b]\r\ny = 2', change).text, '[b]\r\ny = 2\r\n\r\n' + ours);
 });
+
+test('mergeCodexMcp refuses the server defined with quoted or literal keys, in [mcp_servers] or at the top level, on install and removal', () => {
+  const change = { name: 'agentscm', url: 'http://h/mcp', tokenEnv: 'T' };
+  const remove = { name: 'agentscm', remove: true } as const;
+  for (const text of [
+    "[mcp_servers]\n'agentscm' = { url = \"http://other\" }\n",
+    "[mcp_servers]\n'agentscm'.url = \"http://other\"\n",
+    '"mcp_servers".agentscm.url = "http://other"\n',
+    "'mcp_servers'.\"agentscm\".url = \"http://other\"\n",
+    "mcp_servers.'agentscm'.url = \"http://other\"\n",
+    "'mcp_servers' = { agentscm = { url = \"http://other\" } }\n",
+    '"mcp_servers" = {}\n',
+  ]) {
+    assert.throws(() => mergeCodexMcp(text, change), /defines mcp_servers\.agentscm other than/, text);
+    assert.throws(() => mergeCodexMcp(text, remove), /defines mcp_servers\.agentscm other than/, text);
+  }
+  // Another server, however its key is spelled, is no conflict; nor is a key that only starts with NAME.
+  for (const text of ["[mcp_servers]\n'other' = { url = \"x\" }\n", '"mcp_servers".other.url = "x"\n', "[mcp_servers]\n'agentscm-2' = { url = \"x\" }\n"]) {
+    assert.equal(mergeCodexMcp(text, change).changed, true, text);
+  }
+});

@@ -189,14 +189,16 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
 /**
  * Refuses a config.toml that defines mcp_servers.NAME other than by its own table: `NAME = …` or
  * `NAME.key = …` in an [mcp_servers] table, `mcp_servers.NAME… = …` or `mcp_servers = …` at the top
- * level (before any table header). A line inside a multi-line string could match too; such a config is
- * refused rather than guessed at.
+ * level (before any table header), each key bare, "basic" or 'literal'. A line inside a multi-line string
+ * could match too; such a config is refused rather than guessed at.
  */
 function refuseOtherDefinitions(lines: readonly string[], headers: readonly (string[] | undefined)[], name: string): void {
-  // NAME is of MCP_SERVER_NAME_RE (a-z 0-9 _ -): nothing in it is special in a RegExp.
-  const key = `(?:${name}|"${name}")`;
+  // A key spelled bare, as a basic string without escapes or as a literal string. NAME is of
+  // MCP_SERVER_NAME_RE (a-z 0-9 _ -): nothing in it or in mcp_servers is special in a RegExp.
+  const spelled = (k: string): string => `(?:${k}|"${k}"|'${k}')`;
+  const key = spelled(name);
   const inTable = new RegExp(`^\\s*${key}\\s*[.=]`);
-  const topLevel = new RegExp(`^\\s*mcp_servers\\s*(?:=|\\.\\s*${key}\\s*[.=])`);
+  const topLevel = new RegExp(`^\\s*${spelled('mcp_servers')}\\s*(?:=|\\.\\s*${key}\\s*[.=])`);
   let table = '';
   for (const [i, l] of lines.entries()) {
     const header = headers[i];
