@@ -74,3 +74,29 @@ test('mergeCodexMcp refuses the server defined with quoted or literal keys, in [
     assert.equal(mergeCodexMcp(text, change).changed, true, text);
   }
 });
+
+test('tableHeaders: lines inside multi-line basic and literal strings are neither headers nor brackets', () => {
+  const lines = [
+    '[a]', "notes = '''", 'see [the docs', '[not.a.header]', "'''", '[b]', 's = """', '  \\""" [ still in', '[c]', 'end"""" # [', '[d]',
+    'x = [ """', ']', '"""', '  [1],', ']', '[e]', "t = '''one line [''' # [", '[f]', 'u = """a\\\\""" [', '[g]', ']', '[h]',
+  ];
+  assert.deepEqual(tableHeaders(lines), [
+    ['a'], undefined, undefined, undefined, undefined, ['b'], undefined, undefined, undefined, undefined, ['d'],
+    undefined, undefined, undefined, undefined, undefined, ['e'], undefined, ['f'], undefined, undefined, undefined, ['h'],
+  ]);
+});
+
+test('mergeCodexMcp: an unbalanced "[" or a header-like line in a multi-line string hides no table; installing twice is one table', () => {
+  const change = { name: 'agentscm', url: 'http://h/mcp', tokenEnv: 'T' };
+  const ours = '[mcp_servers.agentscm]\nurl = "http://h/mcp"\nbearer_token_env_var = "T"\n';
+  const mls = "[profile]\nnotes = '''\nsee [the docs\n'''\n\n[mcp_servers.agentscm]\nurl = \"http://old\"\n";
+  const once = mergeCodexMcp(mls, change);
+  assert.equal(once.text, "[profile]\nnotes = '''\nsee [the docs\n'''\n\n" + ours);
+  assert.deepEqual(mergeCodexMcp(once.text, change), { text: once.text, changed: false });
+  // A header-like line or a definition of the server inside a string is the string's text.
+  const text = '[mcp_servers.other]\nhelp = """\n[mcp_servers.agentscm]\n"""\n\n[mcp_servers]\nx = \'\'\'\nagentscm = 1\n\'\'\'\n';
+  assert.equal(mergeCodexMcp(text, change).text, text + '\n' + ours);
+  // The line that closes a string in our table is not a comment of the next table's.
+  const closing = "[mcp_servers.agentscm]\nnotes = '''\n# x'''\n[b]\n";
+  assert.equal(mergeCodexMcp(closing, change).text, ours + '\n[b]\n');
+});

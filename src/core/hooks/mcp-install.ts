@@ -73,7 +73,7 @@ const HEADER_KEY = /\s*(?:([A-Za-z0-9_-]+)|"([^"\\]*)"|'([^']*)')\s*/y;
 /**
  * The keys of a TOML table header line (`[a.b."c d"]`, `[[a.b]]`), unquoted; undefined for any other
  * line, such as `[1, 2],`. A header whose keys use escapes is not read as one (none of the tables looked
- * for here needs them). Whether a line is inside a multi-line array is tableHeaders' to tell.
+ * for here needs them). Whether a line is inside a multi-line array or string is tableHeaders' to tell.
  */
 export function tableHeader(line: string): string[] | undefined {
   const m = /^\s*(\[\[?)(.*?)(\]\]?)\s*(?:#.*)?$/.exec(line);
@@ -91,32 +91,81 @@ export function tableHeader(line: string): string[] | undefined {
   }
 }
 
-/** How far a line opens (+) or closes (-) arrays, counting brackets outside strings and comments. */
-function bracketDepthChange(line: string): number {
+/** The multi-line string (basic """ or literal ''') a line ends inside of, if any. */
+type OpenString = '"""' | "'''" | undefined;
+
+/**
+ * Reads one line that starts inside the multi-line string `open` (or outside any): how far it opens (+)
+ * or closes (-) arrays, counting brackets outside strings and comments, and the multi-line string it
+ * ends inside of.
+ */
+function scanLine(line: string, open: OpenString): { depth: number; open: OpenString } {
+  // The index just past the closing `q` from `from` on, or -1 when the line ends inside the string. In a
+  // basic string \ escapes the next character (\" does not close it); one or two quotes right before
+  // the closing three are the string's own (`"""a""""`).
+  const close = (q: '"""' | "'''", from: number): number => {
+    for (let i = from; i < line.length; i++) {
+      if (q === '"""' && line[i] === '\\') i++;
+      else if (line.startsWith(q, i)) {
+        let end = i + 3;
+        for (let extra = 0; extra < 2 && line[end] === q[0]; extra++) end++;
+        return end;
+      }
+    }
+    return -1;
+  };
   let d = 0;
-  for (let i = 0; i < line.length; i++) {
+  let i = 0;
+  if (open !== undefined) {
+    i = close(open, 0);
+    if (i < 0) return { depth: 0, open };
+  }
+  for (; i < line.length; i++) {
     const c = line[i];
     if (c === '#') break;
-    if (c === '"' || c === "'") {
+    if (line.startsWith('"""', i) || line.startsWith("'''", i)) {
+      const q = c === '"' ? '"""' : "'''";
+      const end = close(q, i + 3);
+      if (end < 0) return { depth: d, open: q };
+      i = end - 1;
+    } else if (c === '"' || c === "'") {
       // To the closing quote (a basic string's \" does not close it).
       for (i++; i < line.length && line[i] !== c; i++) if (c === '"' && line[i] === '\\') i++;
     } else if (c === '[') d++;
     else if (c === ']') d--;
   }
-  return d;
+  return { depth: d, open: undefined };
+}
+
+/**
+ * Each line's table header (tableHeader), undefined for the lines inside a multi-line array, where a
+ * line such as `  [2]` is an element, not a header; and whether the line starts inside a multi-line
+ * string (""" or '''), whose lines are text: neither headers nor brackets nor keys.
+ */
+function scanLines(lines: readonly string[]): { headers: (string[] | undefined)[]; inString: boolean[] } {
+  let depth = 0;
+  let open: OpenString;
+  const headers: (string[] | undefined)[] = [];
+  const inString: boolean[] = [];
+  for (const l of lines) {
+    inString.push(open !== undefined);
+    const header = depth > 0 || open !== undefined ? undefined : tableHeader(l);
+    if (header === undefined) {
+      const r = scanLine(l, open);
+      depth = Math.max(0, depth + r.depth);
+      open = r.open;
+    }
+    headers.push(header);
+  }
+  return { headers, inString };
 }
 
 /**
  * The table header of each line of a config (tableHeader), undefined for the lines inside a multi-line
- * array, where a line such as `  [2]` is an element, not a header. Multi-line strings are not tracked.
+ * array or a multi-line string.
  */
 export function tableHeaders(lines: readonly string[]): (string[] | undefined)[] {
-  let depth = 0;
-  return lines.map((l) => {
-    const header = depth > 0 ? undefined : tableHeader(l);
-    if (header === undefined) depth = Math.max(0, depth + bracketDepthChange(l));
-    return header;
-  });
+  return scanLines(lines).headers;
 }
 
 /**
@@ -138,14 +187,15 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
   const lines = raw.map((l) => l.replace(/\r?\n$/, ''));
   const eol = /^[^\n]*\r\n/.test(text) ? '\r\n' : '\n';
   const joined = (out: readonly string[]): string => out.map((l) => (l.endsWith('\n') ? l : l + eol)).join('');
-  const headers = tableHeaders(lines);
+  const { headers, inString } = scanLines(lines);
   // [mcp_servers.NAME] and its sub-tables ([mcp_servers.NAME.env], …).
   const ours = (i: number): boolean => {
     const keys = headers[i];
     return keys !== undefined && keys.length >= 2 && keys[0] === 'mcp_servers' && keys[1] === e.name;
   };
-  refuseOtherDefinitions(lines, headers, e.name);
-  const commentOrBlank = (l: string): boolean => /^\s*(#.*)?$/.test(l);
+  refuseOtherDefinitions(lines, headers, inString, e.name);
+  // A line that ends a multi-line string (`# x'''`) is the string's, not a comment.
+  const commentOrBlank = (i: number): boolean => !inString[i] && /^\s*(#.*)?$/.test(lines[i]!);
   const out: string[] = [];
   let placed = false;
   for (let i = 0; i < lines.length; i++) {
@@ -157,7 +207,7 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
     let j = i + 1;
     while (j < lines.length && !(headers[j] !== undefined && !ours(j))) j++;
     let k = j;
-    while (k > i + 1 && commentOrBlank(lines[k - 1]!)) k--;
+    while (k > i + 1 && commentOrBlank(k - 1)) k--;
     const kept = raw.slice(k, j);
     while (kept.length > 0 && kept[0]!.trim() === '') kept.shift();
     if (!placed) {
@@ -189,10 +239,10 @@ export function mergeCodexMcp(existing: string | undefined, e: McpChange): { tex
 /**
  * Refuses a config.toml that defines mcp_servers.NAME other than by its own table: `NAME = …` or
  * `NAME.key = …` in an [mcp_servers] table, `mcp_servers.NAME… = …` or `mcp_servers = …` at the top
- * level (before any table header), each key bare, "basic" or 'literal'. A line inside a multi-line string
- * could match too; such a config is refused rather than guessed at.
+ * level (before any table header), each key bare, "basic" or 'literal'. The lines inside a multi-line
+ * string are its text, not definitions.
  */
-function refuseOtherDefinitions(lines: readonly string[], headers: readonly (string[] | undefined)[], name: string): void {
+function refuseOtherDefinitions(lines: readonly string[], headers: readonly (string[] | undefined)[], inString: readonly boolean[], name: string): void {
   // A key spelled bare, as a basic string without escapes or as a literal string. NAME is of
   // MCP_SERVER_NAME_RE (a-z 0-9 _ -): nothing in it or in mcp_servers is special in a RegExp.
   const spelled = (k: string): string => `(?:${k}|"${k}"|'${k}')`;
@@ -206,6 +256,7 @@ function refuseOtherDefinitions(lines: readonly string[], headers: readonly (str
       table = header.join('.');
       continue;
     }
+    if (inString[i]) continue;
     if ((table === '' && topLevel.test(l)) || (table === 'mcp_servers' && inTable.test(l))) {
       throw badInput(`the existing config.toml defines mcp_servers.${name} other than as a [mcp_servers.${name}] table; remove that definition first`, 'BAD_MCP_CONFIG');
     }
