@@ -19,7 +19,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const project = existingDir(path.resolve(ctx.cwd, optionalStringOpt(inv, 'project') ?? '.'), 'project');
   if (boolOpt(inv, 'uninstall')) {
     // Only the server of that name goes; every other server and setting of the file stays.
-    const { file, changed } = installMcpServer(host, project, { name, remove: true });
+    const { file, changed } = await installMcpServer(host, project, { name, remove: true });
     return {
       data: { host, name, file, changed, uninstalled: changed },
       text: `${changed ? 'removed' : 'not installed'}: ${hostName} MCP server ${name} in ${file}`,
@@ -35,7 +35,7 @@ export async function run(ctx: CommandContext, inv: Invocation): Promise<Command
   const repository = repositoryOpt(inv);
   const profile = idOpt(inv, 'profile');
   const url = mcpEndpointUrl(origin, repository, profile);
-  const { file, changed } = installMcpServer(host, project, { name, url, tokenEnv });
+  const { file, changed } = await installMcpServer(host, project, { name, url, tokenEnv });
   const how = host === 'claude-code' ? `the Authorization header "Bearer \${${tokenEnv}}", which Claude Code expands from its environment` : `bearer_token_env_var = "${tokenEnv}"`;
   return {
     data: { host, name, url, file, changed, token_env: tokenEnv },

@@ -90,6 +90,21 @@ test('install-mcp --host codex refuses a server defined another way (TOML would 
   assert.equal(install(project, 'codex').code, 0);
 });
 
+test('install-mcp --host codex refuses a config.toml that is not TOML, on install and --uninstall, changing nothing', () => {
+  const project = tempDir('mcp-codex-not-toml');
+  fs.mkdirSync(path.join(project, '.codex'));
+  const file = path.join(project, '.codex', 'config.toml');
+  const text = '[mcp_servers.agentscm]\nurl = "http://old"\nurl = "http://again"\n';
+  fs.writeFileSync(file, text);
+  for (const r of [install(project, 'codex'), agentscm(['install-mcp', '--host', 'codex', '--project', project, '--uninstall', '--json'])]) {
+    assert.equal(r.code, 3, r.stderr);
+    const err = json<{ error: { code: string; message: string } }>(r).error;
+    assert.equal(err.code, 'BAD_MCP_CONFIG');
+    assert.match(err.message, /^the existing config\.toml is not valid TOML: .*\(line 3, column \d+\)/);
+    assert.equal(fs.readFileSync(file, 'utf8'), text);
+  }
+});
+
 test('install-mcp refuses a bad endpoint, env var name or host, and a damaged .mcp.json, changing nothing', () => {
   const project = tempDir('mcp-bad');
   assert.equal(agentscm(['install-mcp', '--host', 'vim', '--endpoint', 'http://h:1', '--repository', 'a/b', '--profile', 'p', '--project', project]).code, 2);

@@ -3,7 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mergeCodexMcp, tableHeader, tableHeaders } from '../../src/core/hooks/mcp-install.js';
+import { parse } from 'smol-toml';
+import { mergeCodexMcp, mergeCodexMcpChecked, tableHeader, tableHeaders } from '../../src/core/hooks/mcp-install.js';
 
 test('tableHeader: bare, quoted and literal keys, dotted with spaces, arrays of tables, a trailing comment; other lines are none', () => {
   assert.deepEqual(tableHeader('[mcp_servers.agentscm]'), ['mcp_servers', 'agentscm']);
@@ -99,4 +100,32 @@ test('mergeCodexMcp: an unbalanced "[" or a header-like line in a multi-line str
   // The line that closes a string in our table is not a comment of the next table's.
   const closing = "[mcp_servers.agentscm]\nnotes = '''\n# x'''\n[b]\n";
   assert.equal(mergeCodexMcp(closing, change).text, ours + '\n[b]\n');
+});
+
+test('mergeCodexMcpChecked: a config that is not TOML, or a merge a TOML parser reads as more than the one change, is BAD_MCP_CONFIG', () => {
+  const parseToml = (t: string) => parse(t, { integersAsBigInt: 'asNeeded' });
+  const change = { name: 'agentscm', url: 'http://h/mcp', tokenEnv: 'T' };
+  const remove = { name: 'agentscm', remove: true } as const;
+  const ours = '[mcp_servers.agentscm]\nurl = "http://h/mcp"\nbearer_token_env_var = "T"\n';
+  // The parser's first line and position, not its excerpt of the file (which could hold a secret).
+  for (const e of [change, remove]) {
+    assert.throws(
+      () => mergeCodexMcpChecked(parseToml, 'token = "s3cret"\na = \n', e),
+      (err: Error & { code?: string }) => err.code === 'BAD_MCP_CONFIG' && /^the existing config\.toml is not valid TOML: .+ \(line 2, column 5\)/.test(err.message) && !err.message.includes('s3cret'),
+    );
+  }
+  // Keys with escapes, which the line reader does not take apart: the parser sees the second definition.
+  for (const text of ['"mcp_s\\u0065rvers".agentscm.url = "x"\n', '[mcp_servers]\n"agents\\u0063m" = { url = "x" }\n']) {
+    for (const e of [change, remove]) assert.throws(() => mergeCodexMcpChecked(parseToml, text, e), /cannot be changed line by line/, text);
+  }
+  assert.throws(() => mergeCodexMcpChecked(parseToml, 'mcp_servers = 1\n', remove), /not a table|other than/);
+  // What merges cleanly passes unchanged: values the parser turns into dates and big integers, other
+  // servers, an [mcp_servers] table that stays, and the file with no mcp_servers left at all.
+  const other = 'big = 9223372036854775807\nd = 1979-05-27T07:32:00Z\n\n[mcp_servers]\n\n[mcp_servers.other]\ncommand = "x"\n';
+  const installed = mergeCodexMcpChecked(parseToml, other, change);
+  assert.equal(installed.text, other + '\n' + ours);
+  assert.deepEqual(mergeCodexMcpChecked(parseToml, installed.text, remove), { text: other, changed: true });
+  assert.deepEqual(mergeCodexMcpChecked(parseToml, 'x = 1\n\n' + ours, remove), { text: 'x = 1\n', changed: true });
+  assert.deepEqual(mergeCodexMcpChecked(parseToml, undefined, change), { text: ours, changed: true });
+  assert.deepEqual(mergeCodexMcpChecked(parseToml, ours, change), { text: ours, changed: false });
 });

@@ -8,6 +8,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { outputJson, parseStrictJson, type JsonValue } from '../canonical/json.js';
 import { badInput } from '../errors.js';
 import { lstatOrUndefined, replaceDurably } from '../fs/safe.js';
@@ -263,11 +264,58 @@ function refuseOtherDefinitions(lines: readonly string[], headers: readonly (str
   }
 }
 
+/** A TOML parser: the document's tables as objects; throws on a text that is not TOML. */
+export type TomlParse = (text: string) => Record<string, unknown>;
+
+/**
+ * mergeCodexMcp (which edits lines) checked with a real TOML parser: the existing text must be TOML, and
+ * the merged text must be TOML that holds the same values but mcp_servers.NAME, which is now exactly
+ * {url, bearer_token_env_var} (or gone, and with it an mcp_servers left empty that the merged text no
+ * longer declares). Anything else is BAD_MCP_CONFIG, and nothing is to be written.
+ */
+export function mergeCodexMcpChecked(parse: TomlParse, existing: string | undefined, e: McpChange): { text: string; changed: boolean } {
+  const before = existing ?? '';
+  if (Buffer.byteLength(before) > CONFIG_MAX_BYTES) throw badInput('the existing config.toml is over 1 MiB', 'BAD_MCP_CONFIG');
+  let old: Record<string, unknown>;
+  try {
+    old = parse(before);
+  } catch (err) {
+    // Only the parser's first line and the position: its excerpt of the file could show a secret.
+    const first = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.replace(/^Invalid TOML document: /, '');
+    const at = err instanceof Error && 'line' in err && 'column' in err ? ` (line ${String(err.line)}, column ${String(err.column)})` : '';
+    throw badInput(`the existing config.toml is not valid TOML: ${first}${at}; fix or move it first`, 'BAD_MCP_CONFIG');
+  }
+  const servers = old.mcp_servers;
+  if (servers !== undefined && (typeof servers !== 'object' || servers === null || Array.isArray(servers) || servers instanceof Date)) {
+    throw badInput('mcp_servers in the existing config.toml is not a table', 'BAD_MCP_CONFIG');
+  }
+  const merged = mergeCodexMcp(existing, e);
+  // The parser's tables have no prototype, so the expected document is built of such objects too.
+  const table = (o: object): Record<string, unknown> => Object.assign(Object.create(null) as Record<string, unknown>, o);
+  const wantServers = table(servers ?? {});
+  delete wantServers[e.name];
+  if (!('remove' in e)) wantServers[e.name] = table({ url: e.url, bearer_token_env_var: e.tokenEnv });
+  const want = table(old);
+  want.mcp_servers = wantServers;
+  let got: Record<string, unknown> | undefined;
+  try {
+    got = parse(merged.text);
+  } catch {
+    got = undefined;
+  }
+  if (got !== undefined && !Object.hasOwn(got, 'mcp_servers') && Object.keys(wantServers).length === 0) delete want.mcp_servers;
+  if (got === undefined || !isDeepStrictEqual(got, want)) {
+    throw badInput(`config.toml cannot be changed line by line to ${'remove' in e ? 'remove' : 'set'} mcp_servers.${e.name} and nothing else; change it by hand`, 'BAD_MCP_CONFIG');
+  }
+  return merged;
+}
+
 /**
  * Reads, merges and writes the host's MCP config (or removes the server e names: `{name, remove: true}`);
- * refuses a symlinked config or directory. Removing from a config that is not there changes nothing.
+ * refuses a symlinked config or directory. Removing from a config that is not there changes nothing. A
+ * Codex config is checked with a TOML parser (mergeCodexMcpChecked) before anything is written.
  */
-export function installMcpServer(host: StopHost, project: string, e: McpChange): { file: string; changed: boolean } {
+export async function installMcpServer(host: StopHost, project: string, e: McpChange): Promise<{ file: string; changed: boolean }> {
   const file = mcpConfigFile(host, project);
   const dir = lstatOrUndefined(path.dirname(file));
   if (dir && (dir.isSymbolicLink() || !dir.isDirectory())) throw badInput(`${path.dirname(file)} is not a directory of the project; refusing to write into it`, 'BAD_MCP_CONFIG');
@@ -275,7 +323,14 @@ export function installMcpServer(host: StopHost, project: string, e: McpChange):
   if (st && !st.isFile()) throw badInput(`${file} is not a regular file; refusing to change it`, 'BAD_MCP_CONFIG');
   const existing = st ? fs.readFileSync(file, 'utf8') : undefined;
   if (existing === undefined && 'remove' in e) return { file, changed: false };
-  const { text, changed } = host === 'claude-code' ? mergeClaudeMcp(existing, e) : mergeCodexMcp(existing, e);
+  let merged: { text: string; changed: boolean };
+  if (host === 'claude-code') merged = mergeClaudeMcp(existing, e);
+  else {
+    // Only this command parses TOML: the parser is loaded when it runs. Integers past 2^53 stay exact.
+    const { parse } = await import('smol-toml');
+    merged = mergeCodexMcpChecked((t) => parse(t, { integersAsBigInt: 'asNeeded' }), existing, e);
+  }
+  const { text, changed } = merged;
   if (changed) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     replaceDurably(file, text, st ? st.mode & 0o777 : 0o644);
