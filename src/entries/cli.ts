@@ -1134,8 +1134,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'register the Hub\'s workspace MCP endpoint in a project\'s Claude Code (.mcp.json) or Codex (.codex/config.toml) config',
     details:
       'Merges one server entry (default name agentscm) for ENDPOINT/v1/hub/workspace/mcp?repository=..&profile=.., keeping everything else; ' +
-      'the same arguments again change nothing. A Codex config that defines that server other than as its own [mcp_servers.NAME] table ' +
-      '(an inline table or dotted keys) is refused unchanged. The token is never written: Claude Code gets the header ' +
+      'the same arguments again change nothing. A Codex config.toml is edited line by line (every other line keeps its bytes and line ending) ' +
+      'and the result checked with a TOML parser before it is written: a config that is not TOML, or that defines that server other than ' +
+      'as its own [mcp_servers.NAME] table (an inline table or dotted keys, bare, quoted or literal), is refused unchanged (exit 3). ' +
+      'The token is never written: Claude Code gets the header ' +
       '`Authorization: Bearer ${VAR}` (expanded from its environment), Codex gets `bearer_token_env_var = "VAR"`; start the host with VAR ' +
       'set to the workspace token. Tools: capabilities, requirements, next, instructions, reference, status, recovery, qualification, ' +
       'collector_descriptor, and (not for a read-scope token) claim, heartbeat, result, cancel, reconcile, collector_claim, collector_finalize. ' +
