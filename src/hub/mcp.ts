@@ -152,13 +152,15 @@ function toolServer(handler: FacadeHandler, repository: string, profile: string,
     server.registerTool(
       spec.name,
       { description: spec.description, inputSchema: SCHEMAS.get(spec.name)!, annotations: { readOnlyHint: spec.read, idempotentHint: true, openWorldHint: false } },
-      async (args: Record<string, unknown>, ctx: ToolContext) => {
+      async (_args: Record<string, unknown>, ctx: ToolContext) => {
         // The token is the one this request authenticated with (mcpListener), never one a pooled server kept.
         const auth = ctx.http?.authInfo;
         const a = auth?.extra as ActorExtra | undefined;
         if (!auth || !a || a.repository !== repository || a.profile !== profile || a.actor.scope !== scope) throw new Error('no authenticated actor');
+        // Never the SDK's copy of the arguments: the SDK was handed this very document, so its id is here.
         const id = ctx.mcpReq?.id;
-        const request = facadeRequest(spec.name, a.rawArguments.has(id) ? a.rawArguments.get(id) : args);
+        if (!a.rawArguments.has(id)) throw new Error('no decoded arguments for this call');
+        const request = facadeRequest(spec.name, a.rawArguments.get(id));
         if ('refused' in request) return { content: [{ type: 'text', text: request.refused }], structuredContent: JSON.parse(request.refused) as Record<string, unknown>, isError: true };
         const { status, json } = await viaFacade(handler, auth.token, repository, profile, request.body);
         const answer = JSON.parse(json) as Record<string, unknown>;
@@ -210,24 +212,28 @@ function parseBody(body: Buffer): { doc: unknown } | { refused: string } {
   }
 }
 
-/** The tool names a JSON-RPC document (one message or a batch) calls with tools/call. */
-function calledTools(doc: unknown): string[] {
+/** One tools/call of a JSON-RPC document: the tool's name ('' when not a string), its id, its arguments. */
+interface ToolCall {
+  readonly name: string;
+  readonly id: unknown;
+  readonly args: unknown;
+}
+
+/** The tools/call messages of a JSON-RPC document (one message or a batch), as the strict parse read them. */
+function toolCalls(doc: unknown): ToolCall[] {
   return (Array.isArray(doc) ? doc : [doc]).flatMap((m: unknown) => {
-    const msg = m as { method?: unknown; params?: { name?: unknown } } | null;
-    return msg?.method === 'tools/call' ? [typeof msg.params?.name === 'string' ? msg.params.name : ''] : [];
+    const msg = m as { method?: unknown; id?: unknown; params?: { name?: unknown; arguments?: unknown } } | null;
+    if (msg?.method !== 'tools/call') return [];
+    const params = msg.params;
+    const args = params !== null && typeof params === 'object' && Object.hasOwn(params, 'arguments') ? params.arguments : undefined;
+    return [{ name: typeof params?.name === 'string' ? params.name : '', id: msg.id, args }];
   });
 }
 
-/** The arguments of each tools/call of a JSON-RPC document, by its id (ActorExtra.rawArguments). */
-function callArguments(doc: unknown): Map<unknown, unknown> {
+/** The arguments of each call with an id, by that id (ActorExtra.rawArguments). */
+function argumentsById(calls: readonly ToolCall[]): Map<unknown, unknown> {
   const out = new Map<unknown, unknown>();
-  for (const m of Array.isArray(doc) ? doc : [doc]) {
-    const msg = m as { method?: unknown; id?: unknown; params?: unknown } | null;
-    if (msg?.method !== 'tools/call' || msg.id === undefined) continue;
-    const params = msg.params;
-    const raw = params !== null && typeof params === 'object' && Object.hasOwn(params, 'arguments') ? (params as { arguments: unknown }).arguments : undefined;
-    out.set(msg.id, out.has(msg.id) ? AMBIGUOUS : raw);
-  }
+  for (const c of calls) if (c.id !== undefined) out.set(c.id, out.has(c.id) ? AMBIGUOUS : c.args);
   return out;
 }
 
@@ -291,7 +297,8 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
         return ex.answer(400, json);
       }
       const doc = parsed.doc;
-      const called = calledTools(doc);
+      const calls = toolCalls(doc);
+      const called = calls.map((c) => c.name);
       if (actor.scope === 'read' && called.some((n) => !READ_SCOPE_OPERATIONS.includes(n))) {
         res.setHeader('www-authenticate', 'Bearer error="insufficient_scope"');
         return refuse(403, 'insufficient_scope', 'a read-scope token runs only the read-only operations');
@@ -314,7 +321,7 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
         const v = req.headers[k];
         if (typeof v === 'string') headers[k] = v;
       }
-      const extra: ActorExtra = { actor, repository, profile, rawArguments: callArguments(doc) };
+      const extra: ActorExtra = { actor, repository, profile, rawArguments: argumentsById(calls) };
       // The body is handed over parsed: the SDK never parses it again (more loosely).
       // A stream the SDK serves (subscriptions/listen) ends when the client goes away: such a request gets
       // an abort signal. A single tools/call is answered as one JSON body (its tools send no progress), so
