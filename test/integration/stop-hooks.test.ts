@@ -292,6 +292,53 @@ describe('task-stop hooks: local causes', () => {
     }
   });
 
+  test('in a git work tree, the first read stops at the first checkpointed file that changed: a later file the scan would refuse does not change the answer, and every edit is seen', async () => {
+    const s = adminSetup();
+    const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+    for (const args of [['init', '-q'], ['add', '-A'], ['commit', '-qm', 'x']]) execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd: s.workspace, env: gitEnv, stdio: 'ignore' });
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RACY_MARGIN_MS + 100);
+    checkpoint(s);
+    const hub = await startHub(s.dataDir);
+    try {
+      for (const host of HOSTS) assert.equal(expectBlock(await hook(s, hub.url, host), host).local, undefined, `${host}: unchanged`);
+      // README.md comes first in manifest order, greet.sh last: a FIFO there is refused by a full scan
+      // ("workspace unavailable"), and is never reached once README.md is found edited.
+      const readme = path.join(s.workspace, 'README.md');
+      const greet = path.join(s.workspace, 'greet.sh');
+      const saved = fs.readFileSync(readme);
+      fs.appendFileSync(readme, '# edit\n');
+      fs.renameSync(greet, greet + '.saved');
+      execFileSync('mkfifo', [greet]);
+      for (const host of HOSTS) {
+        const doc = expectBlock(await hook(s, hub.url, host), host);
+        assert.deepEqual(doc.local, ['workspace_dirty'], host);
+        assert.deepEqual(doc.next, { operation: 'checkpoint' }, host);
+      }
+      fs.writeFileSync(readme, saved);
+      assert.equal(expectBlock(await hook(s, hub.url, 'codex'), 'codex').error, 'workspace unavailable', 'the FIFO alone: the full scan refuses it');
+      fs.rmSync(greet);
+      fs.renameSync(greet + '.saved', greet);
+      checkpoint(s);
+      const edits: [string, () => void][] = [
+        ['same-size content, mtime put back', () => {
+          const st = fs.statSync(readme);
+          const text = fs.readFileSync(readme, 'utf8');
+          fs.writeFileSync(readme, text.slice(0, -2) + (text.at(-2) === 'x' ? 'y' : 'x') + text.at(-1));
+          fs.utimesSync(readme, st.atime, st.mtime);
+        }],
+        ['mode', () => fs.chmodSync(path.join(s.workspace, 'docs', 'CHECK.md'), 0o755)],
+        ['removed', () => fs.rmSync(greet)],
+      ];
+      for (const [what, edit] of edits) {
+        edit();
+        for (const host of HOSTS) assert.deepEqual(expectBlock(await hook(s, hub.url, host), host).local, ['workspace_dirty'], `${host}: ${what}`);
+        checkpoint(s);
+      }
+    } finally {
+      await hub.stop();
+    }
+  });
+
   test('by the stat cache: a clean workspace passes the local check, and every edit is seen (same-size content with its mtime put back, mode, added, removed, racily clean)', async () => {
     const s = adminSetup();
     // Files older than the racy margin, as a workspace's files mostly are: the cache vouches for them.

@@ -70,7 +70,8 @@ export function treeDigest(...roots: string[]): string {
       for (const n of fs.readdirSync(abs).sort()) walk(root, rel === '' ? n : `${rel}/${n}`);
     } else if (!/-(wal|shm)$/.test(rel)) {
       h.update(`file ${rel} ${st.mode}\0`);
-      h.update(st.isSymbolicLink() ? fs.readlinkSync(abs) : fs.readFileSync(abs));
+      // A FIFO or socket is never opened (a read would wait for a writer): its kind and mode stand for it.
+      h.update(st.isSymbolicLink() ? fs.readlinkSync(abs) : st.isFile() ? fs.readFileSync(abs) : `special ${st.mode & 0o170000}`);
       h.update('\0');
     }
   };

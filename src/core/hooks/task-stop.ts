@@ -24,7 +24,7 @@ import { isAgentscmError } from '../errors.js';
 import { lstatOrUndefined } from '../fs/safe.js';
 import { readCaFile, readTokenFile } from '../hub-client/answer.js';
 import { HubClient } from '../hub-client/client.js';
-import { decodeStatCache, readWorkspaceLater, type StatCache, type WorkspaceScan } from '../native/snapshot.js';
+import { decodeStatCache, firstCachedChange, readWorkspaceLater, type CachedStats, type StatCache, type WorkspaceScan } from '../native/snapshot.js';
 import { readWorkspaceStateWithCache, WORKSPACES_FILE, type StoredStatCache, type WorkspaceState } from '../native/workspace-state.js';
 
 export const QUALIFICATION_TIMEOUT_MS = 30_000;
@@ -121,11 +121,25 @@ interface WorkspaceRead {
   readonly scan: WorkspaceScan | undefined;
 }
 
-/** A read that scanned the files (the first read always does). */
+/** A read that scanned the files. */
 interface FullRead extends WorkspaceRead {
   live(): string;
   readonly scan: WorkspaceScan;
+  readonly changed: false;
 }
+
+/** A first read that stopped at a file changed since the checkpoint (firstCachedChange): the hook blocks whatever else changed. */
+interface ChangedRead extends WorkspaceRead {
+  readonly live: undefined;
+  readonly scan: undefined;
+  readonly changed: true;
+}
+
+/** The first read: it scans the files unless it finds one of the checkpoint's changed first. */
+type FirstRead = FullRead | ChangedRead;
+
+/** Whether a first read found the files as checkpointed. */
+const readClean = (r: FirstRead): boolean => !r.changed && r.live() === r.state.base_revision;
 
 // The stat cache as decoded by the first read: the second read finds the same bytes and reuses it.
 let decoded: { stored: StoredStatCache; cache: StatCache } | undefined;
@@ -149,9 +163,9 @@ function statCacheOf(stored: StoredStatCache | undefined): StatCache | undefined
  * One read of the workspace: its recorded state, then (`scanFiles`) a complete read-only scan of its files
  * (by the stat cache: only files whose stat changed since the checkpoint are read and hashed).
  */
-function readWorkspace(dataDir: string, workspace: string, previous?: FullRead): FullRead;
-function readWorkspace(dataDir: string, workspace: string, previous: FullRead | undefined, scanFiles: boolean): WorkspaceRead;
-function readWorkspace(dataDir: string, workspace: string, previous?: FullRead, scanFiles = true): WorkspaceRead {
+function readWorkspace(dataDir: string, workspace: string): FirstRead;
+function readWorkspace(dataDir: string, workspace: string, previous: FirstRead, scanFiles: boolean): WorkspaceRead;
+function readWorkspace(dataDir: string, workspace: string, previous?: FirstRead, scanFiles = true): FirstRead | WorkspaceRead {
   return guard('workspace', () => {
     // stat, not lstat: a workspace reached through a symlink is still that workspace (its key is the real path).
     const st = fs.statSync(workspace, { throwIfNoEntry: false });
@@ -170,9 +184,19 @@ function readWorkspace(dataDir: string, workspace: string, previous?: FullRead, 
     }
     if (!read) throw new Category('workspace');
     if (!scanFiles) return { state: read.state, scan: undefined, live: undefined };
+    const cache = statCacheOf(read.cache);
+    // The first read looks at the checkpoint's own files first and stops at one that changed: a
+    // changed file blocks whatever else the tree holds. Where it finds none, the scan takes the stats
+    // it took. (Only by a cached listing: a tree walked without one would be lstat'ed twice.)
+    let seen: CachedStats | undefined;
+    if (previous === undefined && cache?.listing !== undefined) {
+      const look = firstCachedChange(real, cache);
+      if (look.changed !== undefined) return { state: read.state, scan: undefined, live: undefined, changed: true };
+      seen = look.seen;
+    }
     // The second read takes the first one's revision when it found the same entries (no manifest to hash again).
-    const files = readWorkspaceLater(real, statCacheOf(read.cache), previous?.scan, [dataDir], dataDir);
-    return { state: read.state, scan: files.scanned(), live: () => guard('workspace', () => files.scanned().revision) };
+    const files = readWorkspaceLater(real, cache, previous?.scan, [dataDir], dataDir, seen);
+    return { state: read.state, scan: files.scanned(), live: () => guard('workspace', () => files.scanned().revision), changed: false };
   });
 }
 
@@ -267,7 +291,7 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
     // One call, then the process ends: its connection is closed by the exit, not on the answer's path.
     keepConnection: true,
   }));
-  let before: FullRead;
+  let before: FirstRead;
   try {
     before = readWorkspace(input.dataDir, workspace);
   } catch (e) {
@@ -327,25 +351,25 @@ async function evaluate(input: TaskStopInput): Promise<StopVerdict> {
   // Both reads take the recorded state; the second scans the files again only when the first found
   // them as checkpointed: files already edited block as workspace_dirty whatever a second scan finds,
   // and on a large workspace the scan is most of the hook's time.
-  const after = readWorkspace(input.dataDir, workspace, before, before.live() === before.state.base_revision);
+  const after = readWorkspace(input.dataDir, workspace, before, readClean(before));
   const againRead = readSubject();
   guard('local_store', () => againRead.check());
   const subjectAfter = againRead.subject;
   return decide(input, subject, subjectAfter, before, after, q);
 }
 
-function decide(input: TaskStopInput, subject: Subject, subjectAfter: Subject, before: FullRead, after: WorkspaceRead, q: Qualification): StopVerdict {
+function decide(input: TaskStopInput, subject: Subject, subjectAfter: Subject, before: FirstRead, after: WorkspaceRead, q: Qualification): StopVerdict {
   const local: LocalCode[] = [];
   if (canonicalJson(subjectToJson(subject)) !== canonicalJson(subjectToJson(subjectAfter))) local.push('subject_changed');
   const afterLive = after.live?.();
-  if (!sameState(before.state, after.state) || (afterLive !== undefined && before.live() !== afterLive)) local.push('changed_during_run');
+  if (!sameState(before.state, after.state) || (afterLive !== undefined && before.live?.() !== afterLive)) local.push('changed_during_run');
   const s = after.state;
   if (s.status !== 'ready') local.push('workspace_not_ready');
   if (s.pending_operation !== null) local.push('pending_operation');
   // The recorded state and the status of its last scan must describe the same base.
   if (s.base_revision === null || s.last_scan_revision !== s.base_revision) local.push('state_status_disagree');
   if (s.change_id !== input.change || s.repository !== input.repository) local.push('workspace_other_change');
-  if ((afterLive !== undefined && afterLive !== s.base_revision) || before.live() !== before.state.base_revision) local.push('workspace_dirty');
+  if ((afterLive !== undefined && afterLive !== s.base_revision) || !readClean(before)) local.push('workspace_dirty');
   if (s.base_revision !== q.revision) local.push('base_not_subject_revision');
 
   const failures = q.failures.map((f) => ({ task_id: f.task_id, code: f.code }));

@@ -547,19 +547,60 @@ class LeadingDirs {
   }
 }
 
+/** Stats taken already, five numbers a path (lstatMany's), of the first `count` of `paths` (in manifest order). */
+interface KnownStats {
+  readonly paths: readonly string[];
+  readonly stats: Float64Array;
+  readonly count: number;
+}
+
+/** lstatMany of paths in manifest order, taking the known stats of those it has (a cursor over them). */
+class TakenStats {
+  private j = 0;
+  constructor(private readonly known: KnownStats) {}
+
+  lstat(prefix: string, paths: readonly string[], helpers: StatHelpers | undefined): Float64Array {
+    const { paths: kp, stats: ks, count } = this.known;
+    const out = new Float64Array(STAT_FIELDS * paths.length);
+    const todo: number[] = [];
+    for (let i = 0; i < paths.length; i++) {
+      const p = paths[i]!;
+      while (this.j < count && kp[this.j] !== p && compareUtf8(kp[this.j]!, p) < 0) this.j++;
+      if (this.j < count && kp[this.j] === p) {
+        const from = STAT_FIELDS * this.j++;
+        const to = STAT_FIELDS * i;
+        for (let f = 0; f < STAT_FIELDS; f++) out[to + f] = ks[from + f]!;
+      } else todo.push(i);
+    }
+    if (todo.length > 0) {
+      const st = lstatMany(prefix, todo.map((i) => paths[i]!), helpers);
+      for (let t = 0; t < todo.length; t++) for (let f = 0; f < STAT_FIELDS; f++) out[STAT_FIELDS * todo[t]! + f] = st[STAT_FIELDS * t + f]!;
+    }
+    return out;
+  }
+}
+
 /**
  * lstat's each listed path (lstatMany, with the helper threads if given); missing ones (deleted tracked
  * files, paths under a symlink or a file: LeadingDirs) and directories (submodules) are not content. A
  * listing of more paths than a snapshot may hold files goes in windows of that many, so that it is
- * refused without lstat'ing every path.
+ * refused without lstat'ing every path. `known`: stats taken already (firstCachedChange's), not taken again.
  */
-function statListed(root: string, listed: readonly string[], excluded: readonly string[], helpers: StatHelpers | undefined, vouched: ReadonlySet<string> = new Set()): Listed {
+function statListed(
+  root: string,
+  listed: readonly string[],
+  excluded: readonly string[],
+  helpers: StatHelpers | undefined,
+  vouched: ReadonlySet<string> = new Set(),
+  known?: KnownStats,
+): Listed {
   const paths = listed.filter((p) => !isToolState(p, excluded));
   const leading = new LeadingDirs(root, vouched);
   const out = new Listed();
+  const taken = known === undefined ? undefined : new TakenStats(known);
   for (let w = 0; w < paths.length; w += MAX_SNAPSHOT_FILES) {
     const window = (paths.length <= MAX_SNAPSHOT_FILES ? paths : paths.slice(w, w + MAX_SNAPSHOT_FILES)).filter((p) => leading.leadTo(p));
-    const st = lstatMany(root + '/', window, helpers);
+    const st = taken === undefined ? lstatMany(root + '/', window, helpers) : taken.lstat(root + '/', window, helpers);
     for (let i = 0; i < window.length; i++) {
       const mode = st[STAT_FIELDS * i]!;
       if (mode !== 0 && (mode & S_IFMT) !== S_IFDIR) out.pushNumbers(window[i]!, st, STAT_FIELDS * i);
@@ -574,7 +615,8 @@ function statListed(root: string, listed: readonly string[], excluded: readonly 
  * made in the same git environment; the Stop hook compares with the checkpoint's own file set, so it
  * takes it whatever its environment). `listing` is the cache to keep with the new scan. `from`: a
  * stat cache, or an earlier scan of this tree (its listing, with that scan's start as the racy bound).
- * `fine`: whether the tree's timestamps are fine ones from this host (FineTimes).
+ * `fine`: whether the tree's timestamps are fine ones from this host (FineTimes). `known`: stats of
+ * files taken already (statListed).
  */
 function listFiles(
   root: string,
@@ -582,6 +624,7 @@ function listFiles(
   anyGitEnv: boolean,
   stateDirs: readonly string[],
   fine: FineTimes,
+  known?: KnownStats,
 ): { files: Listed; listing: ListingCache | undefined } {
   const st = lstatOrUndefined(root);
   if (!st || !st.isDirectory()) throw badInput(`workspace ${root} is not a directory`, 'BAD_WORKSPACE');
@@ -590,18 +633,19 @@ function listFiles(
   const reusable = lc !== undefined && (anyGitEnv || lc.envDigest === gitEnvDigest());
   // Helper threads for the lstat calls of a large listing start now, to be running when they come;
   // they stop when the listing is done.
-  let helpers = reusable ? StatHelpers.start(lc.listed.length + lc.watch.length) : undefined;
+  const knownCount = known?.count ?? 0;
+  let helpers = reusable ? StatHelpers.start(lc.listed.length - knownCount + lc.watch.length) : undefined;
   try {
     const changed: string[] = [];
     const kept = reusable ? checkedListing(root, lc, from!.scannedAtMs, fine, helpers, changed) : undefined;
-    if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers, vouchedDirs(kept, changed)), listing: kept };
+    if (kept !== undefined && changed.length === 0) return { files: statListed(root, kept.listed, excluded, helpers, vouchedDirs(kept, changed), known), listing: kept };
     const g = gitRoot(root);
     if (g !== undefined) {
       const relisted = kept !== undefined ? relistDirs(root, kept, changed) : undefined;
       const { listed, cache: made } = relisted ?? gitListing(root, g);
-      helpers ??= StatHelpers.start(listed.length);
+      helpers ??= StatHelpers.start(listed.length - knownCount);
       // Outside the subtrees listed again, the cache's watched directories still vouch for theirs.
-      return { files: statListed(root, listed, excluded, helpers, relisted !== undefined ? vouchedDirs(kept!, changed) : undefined), listing: made };
+      return { files: statListed(root, listed, excluded, helpers, relisted !== undefined ? vouchedDirs(kept!, changed) : undefined, known), listing: made };
     }
   } finally {
     helpers?.stop();
@@ -847,18 +891,17 @@ function notRacy(mtimeMs: number, ctimeMs: number, scannedAtMs: number, fine: Fi
   return newest < scannedAtMs - RACY_MARGIN_MS || (newest < scannedAtMs - RACY_FINE_MARGIN_MS && subSecondTimes(mtimeMs, ctimeMs) && fine());
 }
 
-/** statClean against entry i of a decoded cache, read from its bytes. */
-function entryClean(c: StatCache, i: number, files: Listed, k: number, fine: FineTimes): boolean {
+/** statClean against entry i of a decoded cache, read from its bytes: the five numbers of a stat at s[k]. */
+function entryClean(c: StatCache, i: number, s: Float64Array, k: number, fine: FineTimes): boolean {
   const b = c.bytes;
   const o = c.fixed[i]!;
-  const s = files.stats;
   return (
-    b.readUInt32LE(o) === s[5 * k] &&
-    b.readDoubleLE(o + 4) === s[5 * k + 1] &&
-    b.readDoubleLE(o + 12) === s[5 * k + 2] &&
-    b.readDoubleLE(o + 20) === s[5 * k + 3] &&
-    b.readDoubleLE(o + 28) === s[5 * k + 4] &&
-    notRacy(s[5 * k + 2]!, s[5 * k + 3]!, c.scannedAtMs, fine)
+    b.readUInt32LE(o) === s[k] &&
+    b.readDoubleLE(o + 4) === s[k + 1] &&
+    b.readDoubleLE(o + 12) === s[k + 2] &&
+    b.readDoubleLE(o + 20) === s[k + 3] &&
+    b.readDoubleLE(o + 28) === s[k + 4] &&
+    notRacy(s[k + 2]!, s[k + 3]!, c.scannedAtMs, fine)
   );
 }
 
@@ -1282,7 +1325,7 @@ export function scanWorkspace(
   root: string,
   cache?: StatCache,
   onRead?: (entry: ManifestEntry, bytes: Buffer) => void,
-  opts: { anyGitEnv?: boolean; previous?: WorkspaceScan; stateDirs?: readonly string[]; baseManifest?: (revision: string) => Buffer | undefined } = {},
+  opts: { anyGitEnv?: boolean; previous?: WorkspaceScan; stateDirs?: readonly string[]; baseManifest?: (revision: string) => Buffer | undefined; seen?: CachedStats } = {},
 ): WorkspaceScan {
   const scannedAtMs = Date.now();
   // An earlier scan of this tree with the same cache (the Stop hook's first read) made a listing whose
@@ -1293,7 +1336,8 @@ export function scanWorkspace(
   const p = opts.previous === undefined ? undefined : scans.get(opts.previous);
   const prior = p !== undefined && p.root === root && p.cache === cache && p.listing !== undefined ? { listing: p.listing, scannedAtMs: opts.previous!.scannedAtMs } : undefined;
   const fine = () => fineTimestamps(root);
-  const { files, listing } = listFiles(root, prior ?? cache, opts.anyGitEnv === true, opts.stateDirs ?? [], fine);
+  const known = opts.seen !== undefined && cache !== undefined ? { paths: cache.paths, stats: opts.seen.stats, count: opts.seen.count } : undefined;
+  const { files, listing } = listFiles(root, prior ?? cache, opts.anyGitEnv === true, opts.stateDirs ?? [], fine, known);
   const n = files.length;
   const fromCache = new Int32Array(n).fill(-1);
   const cp = cache?.paths;
@@ -1316,7 +1360,7 @@ export function scanWorkspace(
     if (isRegular(mode)) total += files.size(i);
     else if (!isLink(mode)) throw badInput(`workspace entry ${rel} is not a regular file`, 'BAD_WORKSPACE');
     if (total > MAX_SNAPSHOT_BYTES) throw badInput('workspace is larger than the snapshot limit', 'WORKSPACE_TOO_LARGE');
-    if (hit >= 0 && isRegular(mode) && entryClean(cache!, hit, files, i, fine)) fromCache[i] = hit;
+    if (hit >= 0 && isRegular(mode) && entryClean(cache!, hit, files.stats, STAT_FIELDS * i, fine)) fromCache[i] = hit;
   }
   const readEntries: (Scanned | undefined)[] = new Array(n);
   let read = 0;
@@ -1418,19 +1462,96 @@ function sameAsPrevious(previous: WorkspaceScan | undefined, cache: StatCache | 
   return previous!.revision;
 }
 
+/** The stats firstCachedChange took of the first `count` files of a stat cache (`paths`), lstatMany's five numbers a file. */
+export interface CachedStats {
+  readonly stats: Float64Array;
+  readonly count: number;
+}
+
+/** Files firstCachedChange looks at in its first step; each step takes twice as many, up to LOOK_MOST. */
+const LOOK_FIRST = 1024;
+const LOOK_MOST = 16384;
+
+/**
+ * The first file of a stat cache's snapshot, in manifest order, that the workspace no longer has as it
+ * was: gone, or a regular file of another size, exec bit or bytes (read only when its stat changed and
+ * its size did not). It stops there: the Stop hook blocks on any change, so one edited file of a large
+ * tree costs the lstat calls of the files before it, not a scan of the tree (as `git diff --quiet`
+ * stops at its first difference). Finding none does not make the tree clean (a file added, a symlink,
+ * a rule changed): `seen` then holds the stats taken, for the full scan (readWorkspaceLater) to use
+ * instead of an lstat of each file again. Whatever this cannot tell (an lstat or a read that fails, a
+ * file of another kind) ends the look there, for the scan to answer as it always has.
+ */
+export function firstCachedChange(root: string, cache: StatCache): { changed: string } | { changed: undefined; seen: CachedStats } {
+  const paths = cache.paths;
+  const n = paths.length;
+  const stats = new Float64Array(STAT_FIELDS * n);
+  const fine = () => fineTimestamps(root);
+  const unknown = (count: number) => ({ changed: undefined, seen: { stats, count } });
+  let leading: LeadingDirs | undefined;
+  const helpers = StatHelpers.start(n);
+  try {
+    for (let at = 0, step = LOOK_FIRST; at < n; at += step, step = Math.min(2 * step, LOOK_MOST)) {
+      const end = Math.min(n, at + step);
+      let st: Float64Array;
+      try {
+        st = lstatMany(root + '/', paths.slice(at, end), helpers);
+      } catch {
+        return unknown(at);
+      }
+      for (let i = at; i < end; i++) {
+        const k = STAT_FIELDS * (i - at);
+        const mode = st[k]!;
+        const rel = paths[i]!;
+        if (mode === 0) return { changed: rel };
+        if (!isRegular(mode)) return unknown(i);
+        for (let f = 0; f < STAT_FIELDS; f++) stats[STAT_FIELDS * i + f] = st[k + f]!;
+        if (entryClean(cache, i, st, k, fine)) continue;
+        const was = cachedManifestEntry(cache, i);
+        if (st[k + 1] !== was.size || ((mode & 0o111) !== 0 ? MODE_EXEC : MODE_FILE) !== was.mode) return { changed: rel };
+        // The same size and another stat: its bytes tell. A path under a directory that became a
+        // symlink or a file is not the snapshot's file (LeadingDirs), and is not read.
+        leading ??= new LeadingDirs(root, new Set());
+        if (!leading.leadTo(rel)) return { changed: rel };
+        let bytes: Buffer;
+        try {
+          const one = new Listed();
+          one.pushNumbers(rel, st, k);
+          bytes = readListedFile(root, rel, one, 0);
+        } catch {
+          return unknown(i);
+        }
+        if (sha256Hex(bytes) !== was.sha256) return { changed: rel };
+      }
+    }
+    return unknown(n);
+  } finally {
+    helpers?.stop();
+  }
+}
+
 /**
  * Reads the workspace now, read-only: scanned() gives the manifest and revision of the bytes as they
  * were read (the Stop hook's dirty check). With a stat cache, only the files whose stat changed are
  * read, and its listing is reused while it answers (whatever the git environment: the check compares
  * with the checkpoint's file set). `dataDir`: the store of the cache's snapshot, whose manifest bytes the
- * new manifest copies its unchanged entries from (only read).
+ * new manifest copies its unchanged entries from (only read). `seen`: the stats firstCachedChange took
+ * of the cache's files, not taken again.
  */
-export function readWorkspaceLater(root: string, cache?: StatCache, previous?: WorkspaceScan, stateDirs: readonly string[] = [], dataDir?: string): { scanned(): WorkspaceScan } {
+export function readWorkspaceLater(
+  root: string,
+  cache?: StatCache,
+  previous?: WorkspaceScan,
+  stateDirs: readonly string[] = [],
+  dataDir?: string,
+  seen?: CachedStats,
+): { scanned(): WorkspaceScan } {
   const store = dataDir === undefined ? undefined : new SnapshotStore(dataDir);
   const scan = scanWorkspace(root, cache, undefined, {
     anyGitEnv: true,
     stateDirs,
     ...(previous !== undefined ? { previous } : {}),
+    ...(seen !== undefined ? { seen } : {}),
     ...(store !== undefined ? { baseManifest: (revision: string) => store.manifestBytes(revision) } : {}),
   });
   return { scanned: () => scan };
