@@ -26,6 +26,14 @@ function env(stateDir: string): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: stateDir, AGENTSCM_STATE_DIR: stateDir };
 }
 
+/** Rewrites a file with other bytes of the same size and puts its mtime back (its ctime still moves). */
+function sameSizeEdit(file: string): void {
+  const st = fs.statSync(file);
+  const text = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, text.slice(0, -2) + (text.at(-2) === 'x' ? 'y' : 'x') + text.at(-1));
+  fs.utimesSync(file, st.atime, st.mtime);
+}
+
 let sessionSeq = 0;
 const freshSession = () => `sess-${process.pid}-${++sessionSeq}`;
 
@@ -320,12 +328,7 @@ describe('task-stop hooks: local causes', () => {
       fs.renameSync(greet + '.saved', greet);
       checkpoint(s);
       const edits: [string, () => void][] = [
-        ['same-size content, mtime put back', () => {
-          const st = fs.statSync(readme);
-          const text = fs.readFileSync(readme, 'utf8');
-          fs.writeFileSync(readme, text.slice(0, -2) + (text.at(-2) === 'x' ? 'y' : 'x') + text.at(-1));
-          fs.utimesSync(readme, st.atime, st.mtime);
-        }],
+        ['same-size content, mtime put back', () => sameSizeEdit(readme)],
         ['mode', () => fs.chmodSync(path.join(s.workspace, 'docs', 'CHECK.md'), 0o755)],
         ['removed', () => fs.rmSync(greet)],
       ];
@@ -355,12 +358,7 @@ describe('task-stop hooks: local causes', () => {
       await clean('unchanged');
       const f = path.join(s.workspace, 'README.md');
       const edits: [string, () => void][] = [
-        ['same-size content, mtime put back', () => {
-          const st = fs.statSync(f);
-          const text = fs.readFileSync(f, 'utf8');
-          fs.writeFileSync(f, text.slice(0, -2) + (text.at(-2) === 'x' ? 'y' : 'x') + text.at(-1));
-          fs.utimesSync(f, st.atime, st.mtime);
-        }],
+        ['same-size content, mtime put back', () => sameSizeEdit(f)],
         ['mode', () => fs.chmodSync(f, 0o755)],
         ['added', () => fs.writeFileSync(path.join(s.workspace, 'added.txt'), 'new\n')],
         ['removed', () => fs.rmSync(path.join(s.workspace, 'added.txt'))],
@@ -374,10 +372,7 @@ describe('task-stop hooks: local causes', () => {
       // Racily clean: written again right after the checkpoint took its stat, with the same size and
       // the same mtime; only the rule that such an entry is hashed again sees it.
       checkpoint(s);
-      const st = fs.statSync(f);
-      const text = fs.readFileSync(f, 'utf8');
-      fs.writeFileSync(f, text.slice(0, -2) + (text.at(-2) === 'x' ? 'y' : 'x') + text.at(-1));
-      fs.utimesSync(f, st.atime, st.mtime);
+      sameSizeEdit(f);
       await dirty('racily clean', 'claude-code');
     } finally {
       await hub.stop();

@@ -116,7 +116,7 @@ function guard<T>(category: ErrorCategory, f: () => T): T {
 
 interface WorkspaceRead {
   readonly state: WorkspaceState;
-  /** The revision the live files had when they were read (computed by the read); undefined: the files were not read. */
+  /** The revision the live files had when they were read (computed by the read); undefined: the files were not read, or not all of them (ChangedRead). */
   readonly live: (() => string) | undefined;
   readonly scan: WorkspaceScan | undefined;
 }
