@@ -547,11 +547,9 @@ class LeadingDirs {
   }
 }
 
-/** Stats taken already, five numbers a path (lstatMany's), of the first `count` of `paths` (in manifest order). */
-interface KnownStats {
+/** Stats taken already (CachedStats) of the first `count` of `paths` (in manifest order). */
+interface KnownStats extends CachedStats {
   readonly paths: readonly string[];
-  readonly stats: Float64Array;
-  readonly count: number;
 }
 
 /** lstatMany of paths in manifest order, taking the known stats of those it has (a cursor over them). */
@@ -1336,7 +1334,7 @@ export function scanWorkspace(
   const p = opts.previous === undefined ? undefined : scans.get(opts.previous);
   const prior = p !== undefined && p.root === root && p.cache === cache && p.listing !== undefined ? { listing: p.listing, scannedAtMs: opts.previous!.scannedAtMs } : undefined;
   const fine = () => fineTimestamps(root);
-  const known = opts.seen !== undefined && cache !== undefined ? { paths: cache.paths, stats: opts.seen.stats, count: opts.seen.count } : undefined;
+  const known = opts.seen !== undefined && cache !== undefined ? { ...opts.seen, paths: cache.paths } : undefined;
   const { files, listing } = listFiles(root, prior ?? cache, opts.anyGitEnv === true, opts.stateDirs ?? [], fine, known);
   const n = files.length;
   const fromCache = new Int32Array(n).fill(-1);
