@@ -19,6 +19,14 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   timeoutMs?: number;
+  /** Run as this user (the tests run as root, which may switch to any). */
+  user?: User;
+}
+
+/** A user and group id to run a child process as. */
+export interface User {
+  readonly uid: number;
+  readonly gid: number;
 }
 
 function run(bin: string, args: readonly string[], opts: RunOptions = {}): RunResult {
@@ -29,6 +37,7 @@ function run(bin: string, args: readonly string[], opts: RunOptions = {}): RunRe
     timeout: opts.timeoutMs ?? 60_000,
     encoding: 'utf8',
     maxBuffer: 64 << 20,
+    ...(opts.user ?? {}),
   };
   const r = spawnSync(process.execPath, [bin, ...args], o);
   if (r.error) throw r.error;

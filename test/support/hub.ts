@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { agentscm, AGENTSCM_BIN, json, REPO_ROOT } from './cli.js';
+import { agentscm, AGENTSCM_BIN, json, REPO_ROOT, type User } from './cli.js';
 
 export const REPO = 'acme/demo';
 export const PROFILE = 'default';
@@ -31,13 +31,13 @@ export const TLS_FIXTURES = {
 export const TLS_SERVE_ARGS = ['--tls-cert', TLS_FIXTURES.cert, '--tls-key', TLS_FIXTURES.key];
 
 /** Starts `hub serve` (with extra arguments) and resolves with the URL it prints as its first stdout line. */
-export function startHub(dataDir: string, extra: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<RunningHub> {
-  return serveHub(['--data-dir', dataDir, ...extra], nodeArgs);
+export function startHub(dataDir: string, extra: readonly string[] = [], nodeArgs: readonly string[] = [], user?: User): Promise<RunningHub> {
+  return serveHub(['--data-dir', dataDir, ...extra], nodeArgs, user);
 }
 
 /** `hub serve --listen 127.0.0.1:0` with these arguments (--data-dir D or --config FILE, ...). */
-export function serveHub(args: readonly string[], nodeArgs: readonly string[] = []): Promise<RunningHub> {
-  const child = spawn(process.execPath, [...nodeArgs, AGENTSCM_BIN, 'hub', 'serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function serveHub(args: readonly string[], nodeArgs: readonly string[] = [], user?: User): Promise<RunningHub> {
+  const child = spawn(process.execPath, [...nodeArgs, AGENTSCM_BIN, 'hub', 'serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(user ?? {}) });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AGENTSCM_BIN, REPO_ROOT } from './cli.js';
+import { AGENTSCM_BIN, REPO_ROOT, type User } from './cli.js';
 import { PROFILE, REPO, type Setup } from './hub.js';
 
 export interface HookRun {
@@ -17,9 +17,9 @@ export interface HookRun {
 /** The one-file bundle install-stop registers (same arguments as the launcher). */
 export const STOP_HOOK_BUNDLE = path.join(REPO_ROOT, 'dist', 'bundles', 'agentscm-stop-hook.cjs');
 
-export function runAsync(args: readonly string[], input: string, env: NodeJS.ProcessEnv, entry = AGENTSCM_BIN): Promise<HookRun> {
+export function runAsync(args: readonly string[], input: string, env: NodeJS.ProcessEnv, entry = AGENTSCM_BIN, user?: User): Promise<HookRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entry, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [entry, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], ...(user ?? {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
