@@ -8,37 +8,22 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { agentscm, json } from '../support/cli.js';
-import { adminSetup, checkpointArgs, tempDir, type Setup } from '../support/hub.js';
+import { adminSetup, checkpointArgs, checkpointState, tempDir, type Setup } from '../support/hub.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd, env: GIT_ENV, stdio: 'ignore' });
 
-/** The workspace rows and Change versions: what a refused checkpoint must leave as it was. */
-function state(s: Setup): unknown {
-  const rows = (file: string, sql: string) => {
-    if (!fs.existsSync(path.join(s.dataDir, file))) return [];
-    const db = new Database(path.join(s.dataDir, file), { readonly: true });
-    try {
-      return db.prepare(sql).all();
-    } finally {
-      db.close();
-    }
-  };
-  return { workspaces: rows('workspaces.sqlite', 'SELECT * FROM workspaces ORDER BY workspace_key'), versions: rows('authority.sqlite', 'SELECT * FROM change_versions ORDER BY rowid') };
-}
-
 function refused(s: Setup, code: string, message: RegExp, env?: NodeJS.ProcessEnv): void {
-  const before = state(s);
+  const before = checkpointState(s);
   const r = agentscm(checkpointArgs(s), env === undefined ? undefined : { env });
   assert.equal(r.code, 3, r.stdout + r.stderr);
   const e = json<Doc>(r).error;
   assert.equal(e.code, code, e.message);
   assert.match(e.message, message);
-  assert.deepEqual(state(s), before, 'a refused checkpoint changes no state');
+  assert.deepEqual(checkpointState(s), before, 'a refused checkpoint changes no state');
 }
 
 /** A name in dir whose last byte (0xff) is not UTF-8. */

@@ -11,9 +11,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { agentscm, AGENTSCM_BIN, json, REPO_ROOT, type RunResult, type User } from '../support/cli.js';
-import { adminSetup, checkpointArgs, startHub, type Setup } from '../support/hub.js';
+import { adminSetup, checkpointArgs, checkpointState, startHub, type Setup } from '../support/hub.js';
 import { STOP_HOOK_BUNDLE, hookArgs, reasonDoc, runAsync, stopPayload, treeDigest } from '../support/stop-hook.js';
 
 const NOBODY: User = { uid: 65534, gid: 65534 };
@@ -40,19 +39,6 @@ function ownedSetup(): Setup {
 const env = (s: Setup): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: s.root, AGENTSCM_STATE_DIR: path.join(s.root, 'state') });
 const asNobody = (s: Setup, args: readonly string[]): RunResult => agentscm(args, { env: env(s), user: NOBODY });
 
-/** The workspace rows and Change versions: what a refused checkpoint must leave as it was. */
-function state(s: Setup): unknown {
-  const rows = (file: string, sql: string) => {
-    const db = new Database(path.join(s.dataDir, file), { readonly: true });
-    try {
-      return db.prepare(sql).all();
-    } finally {
-      db.close();
-    }
-  };
-  return { workspaces: rows('workspaces.sqlite', 'SELECT * FROM workspaces ORDER BY workspace_key'), versions: rows('authority.sqlite', 'SELECT * FROM change_versions ORDER BY rowid') };
-}
-
 /** Runs f with path's mode set to mode, then puts the mode back. */
 async function withMode<T>(p: string, mode: number, f: () => T | Promise<T>): Promise<T> {
   const old = fs.lstatSync(p).mode & 0o7777;
@@ -71,13 +57,13 @@ describe('as an unprivileged user', { skip: SKIP }, () => {
     assert.equal(first.code, 0, first.stdout + first.stderr);
     fs.writeFileSync(path.join(s.workspace, 'docs', 'notes.md'), 'new\n');
     fs.chownSync(path.join(s.workspace, 'docs', 'notes.md'), NOBODY.uid, NOBODY.gid);
-    const before = state(s);
+    const before = checkpointState(s);
     const refused = (code: number, errorCode: string, message: RegExp, r: RunResult) => {
       assert.equal(r.code, code, r.stdout + r.stderr);
       const e = json<{ error: { code: string; message: string } }>(r).error;
       assert.equal(e.code, errorCode, e.message);
       assert.match(e.message, message);
-      assert.deepEqual(state(s), before, 'a refused checkpoint changes no state');
+      assert.deepEqual(checkpointState(s), before, 'a refused checkpoint changes no state');
     };
     await withMode(path.join(s.workspace, 'docs', 'notes.md'), 0o000, () =>
       refused(3, 'BAD_WORKSPACE', /^workspace path docs\/notes\.md cannot be read \(EACCES\)$/, asNobody(s, checkpointArgs(s))));

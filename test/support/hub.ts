@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { agentscm, AGENTSCM_BIN, json, REPO_ROOT, type User } from './cli.js';
 
 export const REPO = 'acme/demo';
@@ -91,6 +92,20 @@ export function adminSetup(requirement = EXAMPLE_REQUIREMENT): Setup {
   const workspace = path.join(root, 'ws');
   fs.cpSync(EXAMPLE_WORKSPACE, workspace, { recursive: true });
   return { root, dataDir, tokenFile, tokenId: t.token_id as string, workspace };
+}
+
+/** The workspace rows and Change versions of a setup: what a refused checkpoint must leave as it was. */
+export function checkpointState(s: Setup): unknown {
+  const rows = (file: string, sql: string) => {
+    if (!fs.existsSync(path.join(s.dataDir, file))) return [];
+    const db = new Database(path.join(s.dataDir, file), { readonly: true });
+    try {
+      return db.prepare(sql).all();
+    } finally {
+      db.close();
+    }
+  };
+  return { workspaces: rows('workspaces.sqlite', 'SELECT * FROM workspaces ORDER BY workspace_key'), versions: rows('authority.sqlite', 'SELECT * FROM change_versions ORDER BY rowid') };
 }
 
 export function checkpointArgs(s: Setup, change = 'c1'): string[] {
