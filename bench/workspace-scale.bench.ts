@@ -114,7 +114,7 @@ export async function run(): Promise<BenchResult> {
   // directories once with fs.lstatSync on one thread, the least the scan does (git add -A preloads its
   // index on two threads; Node has no other public lstat).
   const listFile = path.join(root, 'lstat-list');
-  const listedFiles = String(spawnSync('git', ['ls-files', '-z'], { cwd: ws }).stdout).split('\0').filter((p) => p !== '');
+  const listedFiles = String(spawnSync('git', ['ls-files', '-z'], { cwd: ws, maxBuffer: 64 << 20 }).stdout).split('\0').filter((p) => p !== '');
   const dirs = new Set<string>(['.']);
   for (const f of listedFiles) for (let d = path.dirname(f); d !== '.' && !dirs.has(d); d = path.dirname(d)) dirs.add(d);
   fs.writeFileSync(listFile, [...listedFiles, ...dirs].map((p) => path.join(ws, p)).join('\0'));
@@ -202,7 +202,7 @@ export async function run(): Promise<BenchResult> {
     // read looks at every file before it finds it.
     checkpoint(dataDir);
     await new Promise((r) => setTimeout(r, RACY_MARGIN_MS + 100));
-    const listed = String(spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: ws }).stdout).split('\0').filter((p) => p !== '');
+    const listed = String(spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: ws, maxBuffer: 64 << 20 }).stdout).split('\0').filter((p) => p !== '');
     const last = listed.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))).at(-1)!;
     fs.appendFileSync(path.join(ws, last), '// edit\n');
     alternate(lastHooks, lastBases);

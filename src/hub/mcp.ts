@@ -230,6 +230,26 @@ function toolCalls(doc: unknown): ToolCall[] {
   });
 }
 
+/** Whether a tools/call's arguments are not a JSON object (what the SDK's request schema refuses). */
+const notAnObject = (v: unknown): boolean => v === null || typeof v !== 'object' || Array.isArray(v);
+
+/**
+ * The document as the SDK is handed it: a tools/call whose arguments are not a JSON object carries {}
+ * there instead. The SDK then dispatches the call, and the tool refuses the arguments it was sent
+ * (rawArguments) with the facade's invalid_request, as a tool error with the stable code, instead of the
+ * SDK answering JSON-RPC -32602 with its schema's validation issues.
+ */
+function sdkDocument(doc: unknown, calls: readonly ToolCall[]): unknown {
+  if (!calls.some((c) => c.args !== undefined && notAnObject(c.args))) return doc;
+  const asObject = (m: unknown): unknown => {
+    const msg = m as { method?: unknown; params?: unknown } | null;
+    const params = msg?.params as Record<string, unknown> | null | undefined;
+    if (msg?.method !== 'tools/call' || params === null || typeof params !== 'object' || !Object.hasOwn(params, 'arguments') || !notAnObject(params.arguments)) return m;
+    return { ...msg, params: { ...params, arguments: {} } };
+  };
+  return Array.isArray(doc) ? doc.map(asObject) : asObject(doc);
+}
+
 /** The arguments of each call with an id, by that id (ActorExtra.rawArguments). */
 function argumentsById(calls: readonly ToolCall[]): Map<unknown, unknown> {
   const out = new Map<unknown, unknown>();
@@ -337,7 +357,7 @@ export function mcpListener(hubs: McpHubs, handler: FacadeHandler, log: (line: s
       }
       // A fixed origin: the client's Host header is not ours to parse (a malformed one would throw here).
       const request = new Request(`http://hub${req.url}`, { method: 'POST', headers, ...(signal ? { signal } : {}) });
-      const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, parsedBody: doc });
+      const answer = await mcp.fetch(request, { authInfo: { token, clientId: actor.token_id, scopes: [actor.scope], extra: { ...extra } }, parsedBody: sdkDocument(doc, calls) });
       const outHeaders: http.OutgoingHttpHeaders = { 'cache-control': 'no-store' };
       answer.headers.forEach((v, k) => {
         if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection') outHeaders[k] = v;

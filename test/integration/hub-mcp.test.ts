@@ -336,6 +336,12 @@ describe('workspace MCP endpoint (official MCP client, real HTTP)', () => {
       assert.deepEqual(m.doc, h.body, `${args}: MCP and HTTP answers`);
       assert.equal(m.doc.error.code, 'invalid_request');
     }
+    // Arguments that are not a JSON object: the facade's refusal as a tool error, not the SDK's -32602.
+    for (const args of ['"x"', '[1]', 'null', '5', 'true']) {
+      const m = await rawCall('capabilities', args);
+      assert.equal(m.isError, true, args);
+      assert.deepEqual(m.doc, { error: { code: 'invalid_request', message: 'tool arguments must be a JSON object' } }, args);
+    }
     const op = await rawCall('capabilities', '{"operation":"claim"}');
     assert.equal(op.isError, true);
     assert.equal(op.doc.error.code, 'invalid_request');
