@@ -16,6 +16,7 @@ import { sha256Hex } from '../src/core/crypto/digest.js';
 import { PackWriter } from '../src/core/native/pack.js';
 import { SnapshotStore } from '../src/core/native/snapshot.js';
 import { median, type BenchResult } from './stats.js';
+import { copyTree } from '../test/support/files.js';
 
 const TARGET_RATIO = 1.2;
 
@@ -48,7 +49,7 @@ export function run(): BenchResult {
     fs.mkdirSync(one, { mode: 0o700 });
     const { revision } = new SnapshotStore(one).record(ws);
     const many = path.join(root, 'many');
-    fs.cpSync(one, many, { recursive: true });
+    copyTree(one, many);
     for (let k = 0; k < packs; k++) {
       const w = new PackWriter(path.join(many, 'snapshots', 'packs'));
       const bytes = randomBytes(200);

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { AGENTSCM_BIN, agentscm, json, type RunResult } from '../support/cli.js';
 import { adminSetup, PROFILE, REPO, startHub, type RunningHub, type Setup } from '../support/hub.js';
+import { copyTree } from '../support/files.js';
 import { nodeCheck } from '../../src/commands/doctor.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -141,7 +142,7 @@ describe('agentscm doctor', () => {
   test('more than 256 snapshot packs warn (exit 0), naming snapshot repack', () => {
     // A copy of the data dir with 300 packs: doctor counts the published ones (never a temporary one).
     const copy = path.join(s.root, 'many-packs');
-    fs.cpSync(s.dataDir, copy, { recursive: true });
+    copyTree(s.dataDir, copy);
     const packs = path.join(copy, 'snapshots', 'packs');
     fs.mkdirSync(packs, { recursive: true });
     for (let k = 0; k < 300; k++) fs.writeFileSync(path.join(packs, `p${k}.pack`), 'agentscm-pack-v1\n');

@@ -20,6 +20,7 @@ import { CHECKPOINT_SPEC } from '../../src/entries/checkpoint.js';
 import { COLLECT_SPEC } from '../../src/entries/collect.js';
 import { exampleAuthority } from '../../scripts/example-authority.js';
 import { AGENTSCM_BIN, REPO_ROOT } from '../support/cli.js';
+import { copyTree } from '../support/files.js';
 
 const bundle = (name: string) => path.join(REPO_ROOT, 'dist/bundles', name);
 const COLLECT = bundle('agentscm-collect-entry.cjs');
@@ -114,10 +115,10 @@ test('checkpoint entry: the same bytes and exit codes as the command table (a re
   // Each run of a case starts from the same store and workspace: a checkpoint through the table and one
   // through the entry then make the same Change version of the same bytes (the data dir is copied back).
   const pristine = path.join(cwd, 'pristine');
-  fs.cpSync(dataDir, pristine, { recursive: true });
+  copyTree(dataDir, pristine);
   const reset = () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
-    fs.cpSync(pristine, dataDir, { recursive: true });
+    copyTree(pristine, dataDir);
   };
   await sameAsTable(
     CHECKPOINT,

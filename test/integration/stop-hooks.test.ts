@@ -19,6 +19,7 @@ import { assertCodexHookStdout, codexSchemaErrors } from '../support/hosts/schem
 import { adminSetup, checkpointArgs, PROFILE, REPO, startHub, tempDir, type RunningHub, type Setup } from '../support/hub.js';
 import { COLLECTOR_SKIP, qualifiedRig } from '../support/qualified.js';
 import { STOP_HOOK_BUNDLE, hookArgs, reasonDoc, runAsync, stopPayload, treeDigest, type Host, type HookRun } from '../support/stop-hook.js';
+import { copyTree } from '../support/files.js';
 
 const HOSTS: readonly Host[] = ['claude-code', 'codex'];
 
@@ -495,7 +496,7 @@ describe('task-stop hooks: local causes', () => {
     checkpoint(s);
     // A second native installation synchronized before the Change moved on: the hook reads it.
     const stale = path.join(s.root, 'stale-data');
-    fs.cpSync(s.dataDir, stale, { recursive: true });
+    copyTree(s.dataDir, stale);
     const other = path.join(s.root, 'other');
     fs.cpSync(s.workspace, other, { recursive: true });
     fs.writeFileSync(path.join(other, 'extra.txt'), 'x\n');
@@ -581,7 +582,7 @@ describe('task-stop hooks: local causes', () => {
 
       // A copy of the data dir without the workspace state (the store's per-workspace lock and record).
       const copy = path.join(s.root, 'data-without-state');
-      fs.cpSync(s.dataDir, copy, { recursive: true });
+      copyTree(s.dataDir, copy);
       for (const f of fs.readdirSync(copy)) if (f.startsWith('workspaces.sqlite')) fs.rmSync(path.join(copy, f));
       doc = expectBlock(await hook(s, hub.url, 'claude-code', { dataDir: copy }), 'claude-code');
       assert.equal(doc.error, 'workspace unavailable');
@@ -601,7 +602,7 @@ describe('task-stop hooks: local causes', () => {
       // The hook's copy of the data dir is damaged, the Hub's is not: the Hub answers as ever, and the
       // hook's own integrity check of the requirement (run while the request is out) decides.
       const copy = path.join(s.root, 'data-damaged');
-      fs.cpSync(s.dataDir, copy, { recursive: true });
+      copyTree(s.dataDir, copy);
       const db = new Database(path.join(copy, 'authority.sqlite'));
       db.prepare("UPDATE requirements SET canonical = CAST(CAST(canonical AS TEXT) || ' ' AS BLOB)").run();
       db.close();

@@ -9,8 +9,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { agentscm, AGENTSCM_BIN, json, REPO_ROOT, type RunResult, type User } from '../support/cli.js';
 import { adminSetup, checkpointArgs, checkpointState, startHub, type Setup } from '../support/hub.js';
 import { STOP_HOOK_BUNDLE, hookArgs, reasonDoc, runAsync, stopPayload, treeDigest } from '../support/stop-hook.js';
@@ -25,14 +26,34 @@ function cannotSwitch(): string | undefined {
 }
 const SKIP = cannotSwitch();
 
-/** adminSetup's files, given to the unprivileged user (its data dir must be its own, owner-private). */
-function ownedSetup(): Setup {
-  const s = adminSetup();
+/**
+ * A directory for the setups that the unprivileged user can reach: under the nearest directory at or
+ * above os.tmpdir() that every user may search (the test runner's own temporary directory is root's alone).
+ */
+function reachableBase(): string {
+  const searchable = (d: string): boolean => (fs.statSync(d).mode & 0o001) !== 0 && (d === '/' || searchable(path.dirname(d)));
+  let d = fs.realpathSync(os.tmpdir());
+  while (!searchable(d)) d = path.dirname(d);
+  const base = fs.mkdtempSync(path.join(d, 'agentscm-unprivileged-'));
+  fs.chmodSync(base, 0o711);
+  return base;
+}
+
+/**
+ * adminSetup's files, moved where the unprivileged user can reach them and given to that user (its data
+ * dir must be its own, owner-private).
+ */
+function ownedSetup(base: string): Setup {
+  const made = adminSetup();
+  const root = path.join(base, path.basename(made.root));
+  fs.renameSync(made.root, root);
+  const moved = (p: string) => path.join(root, path.relative(made.root, p));
+  const s: Setup = { ...made, root, dataDir: moved(made.dataDir), tokenFile: moved(made.tokenFile), workspace: moved(made.workspace) };
   const chown = (p: string) => {
     fs.lchownSync(p, NOBODY.uid, NOBODY.gid);
     if (fs.lstatSync(p).isDirectory()) for (const f of fs.readdirSync(p)) chown(path.join(p, f));
   };
-  chown(s.root);
+  chown(root);
   return s;
 }
 
@@ -51,8 +72,14 @@ async function withMode<T>(p: string, mode: number, f: () => T | Promise<T>): Pr
 }
 
 describe('as an unprivileged user', { skip: SKIP }, () => {
+  let base = '';
+  before(() => {
+    base = reachableBase();
+  });
+  after(() => fs.rmSync(base, { recursive: true, force: true }));
+
   test('checkpoint: an unreadable workspace file or directory is the workspace\'s error (exit 3), an unreadable store the local store\'s (exit 9), and no state changes', async () => {
-    const s = ownedSetup();
+    const s = ownedSetup(base);
     const first = asNobody(s, checkpointArgs(s));
     assert.equal(first.code, 0, first.stdout + first.stderr);
     fs.writeFileSync(path.join(s.workspace, 'docs', 'notes.md'), 'new\n');
@@ -81,7 +108,7 @@ describe('as an unprivileged user', { skip: SKIP }, () => {
   });
 
   test('the Stop hook: an unreadable workspace file, token file or authority blocks with its own category, and changes nothing', async () => {
-    const s = ownedSetup();
+    const s = ownedSetup(base);
     const first = asNobody(s, checkpointArgs(s));
     assert.equal(first.code, 0, first.stdout + first.stderr);
     fs.mkdirSync(path.join(s.root, 'state'), { mode: 0o700 });
