@@ -19,6 +19,7 @@ import { exampleCheckpointedWorkspace } from '../scripts/example-authority.js';
 import { forwardDiagnostics } from './hub-log.js';
 import { readCurrentSubjectUnchecked } from '../src/core/authority/read-only.js';
 import { subjectToJson } from '../src/core/authority/plan.js';
+import { opPath } from '../test/support/hub-http.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TARGET = 2.0;
@@ -80,7 +81,7 @@ async function floorCommand(dir: string, dataDir: string, url: string, tokenFile
   const { subject } = readCurrentSubjectUnchecked(dataDir, 'acme/demo', 'default', 'c1');
   fs.writeFileSync(requestFile, JSON.stringify({ operation: 'qualification', subject: subjectToJson(subject) }));
   const addon = path.join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
-  return [script, dataDir, `${url}/v1/hub/workspace/repositories/acme%2Fdemo/profiles/default/agent-tasks`, tokenFile, requestFile, addon, hubKey];
+  return [script, dataDir, `${url}${opPath('acme/demo', 'default')}`, tokenFile, requestFile, addon, hubKey];
 }
 
 export async function run(options: { runs?: number; warmup?: number } = {}): Promise<BenchResult> {

@@ -123,6 +123,9 @@ interface ToolContext {
   readonly mcpReq?: { readonly id?: unknown };
 }
 
+/** Whether a tools/call's arguments are a JSON object (what the SDK's request schema takes, and a facade request can carry). */
+const isJsonObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /**
  * The facade request of a tool call, as JSON text: the operation, then the call's arguments as the
  * request's members (a "__proto__" member stays one; an integer beyond 2^53 - 1 stays exact, for the
@@ -131,10 +134,10 @@ interface ToolContext {
 function facadeRequest(name: string, raw: unknown): { body: string } | { refused: string } {
   if (raw === AMBIGUOUS) return { refused: errorJson('invalid_request', 'two tools/call requests share one JSON-RPC id') };
   if (raw === undefined) return { body: outputJson({ operation: name }) };
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { refused: errorJson('invalid_request', 'tool arguments must be a JSON object') };
+  if (!isJsonObject(raw)) return { refused: errorJson('invalid_request', 'tool arguments must be a JSON object') };
   if (Object.hasOwn(raw, 'operation')) return { refused: errorJson('invalid_request', `"operation" is the tool's name (${name}), not an argument`) };
   const doc: Record<string, unknown> = { operation: name };
-  for (const k of Object.keys(raw)) Object.defineProperty(doc, k, { value: (raw as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true });
+  for (const k of Object.keys(raw)) Object.defineProperty(doc, k, { value: raw[k], enumerable: true, writable: true, configurable: true });
   return { body: outputJson(doc) };
 }
 
@@ -230,9 +233,6 @@ function toolCalls(doc: unknown): ToolCall[] {
   });
 }
 
-/** Whether a tools/call's arguments are not a JSON object (what the SDK's request schema refuses). */
-const notAnObject = (v: unknown): boolean => v === null || typeof v !== 'object' || Array.isArray(v);
-
 /**
  * The document as the SDK is handed it: a tools/call whose arguments are not a JSON object carries {}
  * there instead. The SDK then dispatches the call, and the tool refuses the arguments it was sent
@@ -240,11 +240,11 @@ const notAnObject = (v: unknown): boolean => v === null || typeof v !== 'object'
  * SDK answering JSON-RPC -32602 with its schema's validation issues.
  */
 function sdkDocument(doc: unknown, calls: readonly ToolCall[]): unknown {
-  if (!calls.some((c) => c.args !== undefined && notAnObject(c.args))) return doc;
+  if (!calls.some((c) => c.args !== undefined && !isJsonObject(c.args))) return doc;
   const asObject = (m: unknown): unknown => {
     const msg = m as { method?: unknown; params?: unknown } | null;
-    const params = msg?.params as Record<string, unknown> | null | undefined;
-    if (msg?.method !== 'tools/call' || params === null || typeof params !== 'object' || !Object.hasOwn(params, 'arguments') || !notAnObject(params.arguments)) return m;
+    const params = msg?.params;
+    if (msg?.method !== 'tools/call' || !isJsonObject(params) || !Object.hasOwn(params, 'arguments') || isJsonObject(params.arguments)) return m;
     return { ...msg, params: { ...params, arguments: {} } };
   };
   return Array.isArray(doc) ? doc.map(asObject) : asObject(doc);
